@@ -1,0 +1,41 @@
+# Two commands set up a fresh machine: `make test` and `make train`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test test-slow test-all lint train bench bench-torch clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,plot,bench]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow" -q
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow -q
+
+test-all: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check tensorgrad tests examples bench
+	$(PY) -m ruff format --check tensorgrad tests examples bench
+
+train: $(STAMP)
+	$(PY) -m tensorgrad train --dataset auto
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+bench-torch: $(STAMP)
+	$(PY) -m pip install --quiet 'torch==2.13.0'
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""tensorgrad: a small tensor autograd framework on NumPy."""
