@@ -1,0 +1,239 @@
+"""The backward sweep, and ``grad`` for gradients that do not touch ``.grad``.
+
+One sweep visits the graph's tensors in reverse topological order (every tensor after all
+the tensors computed from it), so a tensor's gradient is complete, summed over every use,
+before its op sends it on to the op's inputs. The order is found with an explicit stack,
+never recursion, so a chain of a million ops is fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import backend
+from tensorgrad.grad_mode import enable_grad, no_grad
+from tensorgrad.tensor import Tensor, _wrap
+
+_FREED = (
+    "backward: trying to backward through the graph a second time: its saved values were "
+    "freed by the first backward. Pass retain_graph=True to the first backward (or tg.grad) "
+    "to keep them."
+)
+
+
+def _topological_order(roots: Sequence[Tensor]) -> list[Tensor]:
+    """Tensors that need a gradient, each listed before any tensor computed from it."""
+    order: list[Tensor] = []
+    visited: set[Tensor] = set()
+    stack: list[tuple[Tensor, bool]] = [(root, False) for root in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in visited:
+            continue
+        visited.add(node)
+        stack.append((node, True))
+        ctx = node._ctx
+        if ctx is not None:
+            if ctx.parents is None:
+                raise RuntimeError(_FREED)
+            for parent in ctx.parents:
+                if parent is not None and parent.requires_grad and parent not in visited:
+                    stack.append((parent, False))
+    return order
+
+
+def _check_versions(node: Tensor, ctx: Any) -> None:
+    """Refuse to differentiate through values that were changed in place after being saved."""
+    stale = []
+    if ctx.uses_inputs:
+        for i, (parent, version) in enumerate(zip(ctx.parents, ctx.versions)):
+            if parent is not None and parent._version != version:
+                stale.append((f"input {i}", parent, version))
+    if ctx.uses_output and node._version != 0:
+        stale.append(("output", node, 0))
+    if stale:
+        what, tensor, version = stale[0]
+        raise RuntimeError(
+            f"backward: the {what} of {ctx.name} (a tensor of shape {tensor.shape}) was modified "
+            f"in place after {ctx.name} saved it (version {tensor._version}, expected "
+            f"{version}); its gradient would be wrong. Make the change out of place "
+            "(x = x + 1 instead of x += 1), or after backward."
+        )
+
+
+def _conform(grad: Any, parent: Tensor, ctx: Any, create_graph: bool) -> Any:
+    """Give an op's gradient its input's dtype, and check the op got the shape right."""
+    if create_graph and not isinstance(grad, Tensor):
+        grad = _wrap(np.asarray(grad))
+    if grad.shape != parent.shape:
+        raise RuntimeError(
+            f"backward: {ctx.name} returned a gradient of shape {grad.shape} for an input of "
+            f"shape {parent.shape} (a bug in that op's VJP)"
+        )
+    if grad.dtype != parent.dtype:
+        grad = grad.astype(parent.dtype)
+    return grad
+
+
+def _own(grad: np.ndarray, handed_out: set[int]) -> np.ndarray:
+    """``grad``, or a copy of it when it may be shared: a gradient stored in ``.grad`` is
+    later changed in place, and an op may hand one array (or views of it) to several inputs."""
+    key = id(grad)
+    if key in handed_out or not grad.flags.owndata or not grad.flags.writeable:
+        grad = grad.copy()
+    handed_out.add(key)
+    return grad
+
+
+def _accumulate(tensor: Tensor, grad: Any, create_graph: bool, handed_out: set[int]) -> None:
+    """Add ``grad`` into ``tensor.grad``: gradients accumulate across backward calls."""
+    if create_graph:
+        grad = grad if isinstance(grad, Tensor) else _wrap(grad)
+        tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+        return
+    existing = tensor._grad
+    if existing is None:
+        tensor._grad = _wrap(_own(grad, handed_out))
+    elif existing.requires_grad or not existing._data.flags.writeable:
+        tensor._grad = _wrap(existing._data + grad)
+    else:
+        np.add(existing._data, grad, out=existing._data)
+
+
+def _seed(root: Tensor, gradient: Any, create_graph: bool, caller: str) -> Any:
+    if not isinstance(root, Tensor):
+        raise TypeError(f"{caller}: expected a Tensor to differentiate, got {type(root).__name__}")
+    if not root.requires_grad:
+        raise RuntimeError(
+            f"{caller}: the tensor does not require grad (no input with requires_grad=True "
+            "led to it, or it was computed under no_grad), so there is nothing to differentiate"
+        )
+    if gradient is None:
+        if root.size != 1:
+            raise RuntimeError(
+                f"{caller}: a gradient can be created implicitly only for a one-element tensor; "
+                f"this one has shape {root.shape}: pass gradient= of that shape"
+            )
+        seed = np.ones(root.shape, dtype=root.dtype)
+        return _wrap(seed) if create_graph else seed
+    if create_graph and isinstance(gradient, Tensor):
+        seed_tensor = gradient
+    else:
+        array = gradient._data if isinstance(gradient, Tensor) else backend.as_array(gradient)
+        seed_tensor = _wrap(np.array(array, dtype=root.dtype, copy=True))
+    if seed_tensor.shape != root.shape:
+        raise ValueError(
+            f"{caller}: gradient has shape {seed_tensor.shape}, but the tensor has shape {root.shape}"
+        )
+    return seed_tensor.astype(root.dtype) if create_graph else seed_tensor._data
+
+
+def _sweep(
+    roots: Sequence[Tensor],
+    seeds: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    capture: dict[Tensor, Any] | None = None,
+) -> None:
+    """Propagate ``seeds`` from ``roots`` back through the graph.
+
+    Gradients go into ``.grad`` of leaves (and of tensors that ``retain_grad``), or, when
+    ``capture`` is given, only into ``capture`` for the tensors it lists.
+    """
+    order = _topological_order(roots)
+    grads: dict[Tensor, Any] = {}
+    for root, seed in zip(roots, seeds):
+        grads[root] = grads[root] + seed if root in grads else seed
+    handed_out: set[int] = set()
+    with enable_grad() if create_graph else no_grad():
+        for node in reversed(order):
+            grad = grads.pop(node, None)
+            if grad is None:
+                continue
+            ctx = node._ctx
+            if capture is not None:
+                if node in capture:
+                    capture[node] = grad if create_graph else _own(grad, handed_out)
+            elif ctx is None or node._retains_grad:
+                _accumulate(node, grad, create_graph, handed_out)
+            if ctx is None:
+                continue
+            _check_versions(node, ctx)
+            if create_graph:
+                values = [p if p is not None else v for p, v in zip(ctx.parents, ctx.inputs)]
+                input_grads = ctx.backward(grad, node, *values)
+            else:
+                input_grads = ctx.backward(grad, node._data, *ctx.inputs)
+            for parent, input_grad, needed in zip(ctx.parents, input_grads, ctx.needs_input_grad):
+                if not needed or input_grad is None:
+                    continue
+                input_grad = _conform(input_grad, parent, ctx, create_graph)
+                previous = grads.get(parent)
+                grads[parent] = input_grad if previous is None else previous + input_grad
+            if not retain_graph:
+                ctx.parents = ctx.inputs = None
+
+
+def backward(
+    tensors: Sequence[Tensor],
+    grad_tensors: Sequence[Any] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> None:
+    """Accumulate the gradients of ``tensors`` (weighted by ``grad_tensors``) into leaves."""
+    tensors = list(tensors)
+    grad_tensors = list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise ValueError(
+            f"backward: got {len(grad_tensors)} gradients for {len(tensors)} tensors"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = [_seed(t, g, create_graph, "backward") for t, g in zip(tensors, grad_tensors)]
+    _sweep(tensors, seeds, retain_graph, create_graph)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
+
+    ``.grad`` is left untouched. With ``create_graph=True`` the returned gradients are
+    themselves differentiable (for second derivatives and Hessian-vector products).
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outputs)
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, Tensor) or not tensor.requires_grad:
+            raise RuntimeError(f"grad: input {i} is not a tensor that requires grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = [_seed(t, g, create_graph, "grad") for t, g in zip(outputs, grad_outputs)]
+    capture: dict[Tensor, Any] = dict.fromkeys(inputs)
+    _sweep(outputs, seeds, retain_graph, create_graph, capture)
+    results: list[Tensor | None] = []
+    for i, tensor in enumerate(inputs):
+        value = capture[tensor]
+        if value is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} was not used to compute the outputs; pass allow_unused=True "
+                "to get None for it"
+            )
+        results.append(None if value is None else value if isinstance(value, Tensor) else _wrap(value))
+    return tuple(results)

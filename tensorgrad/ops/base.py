@@ -1,0 +1,119 @@
+"""What every op shares: the ``Op`` base class, gradient un-broadcasting and axis checks.
+
+An op is a small class with ``forward`` and ``backward`` side by side. ``forward`` takes raw
+arrays (and Python numbers) and returns an array. ``backward(grad, out, *inputs)`` returns the
+vector-Jacobian product for each input, or ``None`` where ``needs_input_grad`` says no one
+asked. It is written with operators, methods and NumPy functions that arrays and Tensors both
+understand, so the same formula runs on arrays normally (fast) and on Tensors when the engine
+records the backward pass itself (``create_graph=True``, for higher-order gradients).
+
+Ops never import the Tensor: the engine owns the graph and sets, after a successful forward,
+``parents`` (the input Tensors, ``None`` for constants), ``inputs`` (the raw forward inputs),
+``needs_input_grad`` and ``versions`` (for detecting in-place changes to saved inputs).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+class Op(ABC):
+    """One differentiable primitive: forward on arrays, backward as a VJP."""
+
+    #: short name used in error messages and in ``grad_fn``; defaults to the class name
+    name: ClassVar[str] = ""
+    #: whether backward reads the inputs' (or the output's) values: an in-place change to a
+    #: tensor whose values backward reads is an error; to one it does not read, harmless
+    uses_inputs: ClassVar[bool] = True
+    uses_output: ClassVar[bool] = False
+
+    parents: tuple | None
+    needs_input_grad: tuple[bool, ...]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("name"):
+            cls.name = cls.__name__.lower()
+
+    @abstractmethod
+    def forward(self, *inputs: Any) -> Any:
+        """Compute the output array from the input arrays."""
+
+    @abstractmethod
+    def backward(self, grad: Any, out: Any, *inputs: Any) -> tuple:
+        """Return one gradient per input (``None`` where not needed), each of its input's shape."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}Backward>"
+
+
+def call(op_type: type[Op], *inputs: Any, **params: Any) -> Any:
+    """Run an op inside a VJP: on arrays directly, or recorded when an input is a Tensor.
+
+    VJPs use this for the few functions arrays and Tensors do not share as methods (scatter,
+    for instance). Tensors announce themselves by their ``_apply_op`` hook.
+    """
+    op = op_type(**params)
+    for value in inputs:
+        apply = getattr(value, "_apply_op", None)
+        if apply is not None:
+            return apply(op, *inputs)
+    return op.forward(*inputs)
+
+
+def sum_to(grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` down to ``shape``: the VJP of broadcasting ``shape`` to ``grad.shape``.
+
+    Leading axes that broadcasting added are summed away; axes where the input had size 1
+    are summed with ``keepdims``. The one helper every broadcasting op uses.
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and grad.shape[lead + i] != 1
+    )
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    if lead:
+        grad = grad.reshape(shape)
+    return grad
+
+
+def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    result = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise IndexError(
+                f"{op}: axis {a} is out of range for a tensor of {ndim} dimension"
+                f"{'' if ndim == 1 else 's'}"
+            )
+        result.append(int(a) % ndim)
+    if len(set(result)) != len(result):
+        raise ValueError(f"{op}: repeated axis in {axis!r}")
+    return tuple(sorted(result))
+
+
+def normalize_axis(axis: int, ndim: int, op: str) -> int:
+    """A single axis as a non-negative int, with a clear error when out of range."""
+    if isinstance(axis, Sequence) or axis is None:
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    return normalize_axes(axis, ndim, op)[0]
+
+
+def expand_reduced(grad: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool):
+    """Re-insert the reduced ``axes`` (as size 1) into ``grad`` so it broadcasts to ``shape``."""
+    if not keepdims and axes:
+        kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        grad = grad.reshape(kept)
+    return grad

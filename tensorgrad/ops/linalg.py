@@ -1,0 +1,47 @@
+"""Matrix multiplication: 1-D, 2-D and batched, with broadcast batch dimensions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, sum_to
+
+
+class MatMul(Op):
+    """``x @ y`` with NumPy's rules.
+
+    For Z = X W the VJPs are dX = dZ Wᵀ and dW = Xᵀ dZ. A 1-D operand is treated as a row
+    (left) or a column (right) matrix, and batch dimensions that broadcast are summed back.
+    """
+
+    def forward(self, x, y):
+        xs, ys = np.shape(x), np.shape(y)
+        if not xs or not ys:
+            raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {xs} and {ys}")
+        try:
+            return np.matmul(x, y)
+        except ValueError:
+            inner_x, inner_y = xs[-1], ys[-2] if len(ys) > 1 else ys[0]
+            if inner_x != inner_y:
+                reason = f"inner dimensions differ ({inner_x} vs {inner_y})"
+            else:
+                reason = "batch dimensions do not broadcast"
+            raise ValueError(f"matmul: shapes {xs} and {ys} cannot be multiplied: {reason}") from None
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        xs, ys = np.shape(x), np.shape(y)
+        x2 = x.reshape(1, -1) if len(xs) == 1 else x
+        y2 = y.reshape(-1, 1) if len(ys) == 1 else y
+        if len(xs) == 1 and len(ys) == 1:
+            grad = grad.reshape(1, 1)
+        elif len(xs) == 1:
+            grad = grad.reshape((*np.shape(grad)[:-1], 1, np.shape(grad)[-1]))
+        elif len(ys) == 1:
+            grad = grad.reshape((*np.shape(grad), 1))
+        dx = dy = None
+        if nx:
+            dx = sum_to(grad @ y2.swapaxes(-1, -2), np.shape(x2)).reshape(xs)
+        if ny:
+            dy = sum_to(x2.swapaxes(-1, -2) @ grad, np.shape(y2)).reshape(ys)
+        return dx, dy

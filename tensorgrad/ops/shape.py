@@ -1,0 +1,165 @@
+"""Ops that move elements without changing them: reshape, transpose, broadcast, index, join."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, call, normalize_axis, sum_to
+
+
+class Reshape(Op):
+    uses_inputs = False
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = shape
+
+    def forward(self, x):
+        return x.reshape(self.shape)
+
+    def backward(self, grad, out, x):
+        return (grad.reshape(np.shape(x)),)
+
+
+class Transpose(Op):
+    """Permute the axes; ``axes=None`` reverses them."""
+
+    uses_inputs = False
+
+    def __init__(self, axes: tuple[int, ...] | None = None):
+        self.axes = axes
+
+    def forward(self, x):
+        return x.transpose(self.axes)
+
+    def backward(self, grad, out, x):
+        if self.axes is None:
+            return (grad.transpose(),)
+        return (grad.transpose(tuple(np.argsort([a % x.ndim for a in self.axes]))),)
+
+
+class BroadcastTo(Op):
+    name = "broadcast_to"
+    uses_inputs = False
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        try:
+            return np.broadcast_to(x, self.shape)
+        except ValueError:
+            raise ValueError(
+                f"broadcast_to: cannot broadcast a tensor of shape {np.shape(x)} to {self.shape}"
+            ) from None
+
+    def backward(self, grad, out, x):
+        return (sum_to(grad, np.shape(x)),)
+
+
+def is_basic_index(index: Any) -> bool:
+    """True for indices made of ints, slices, None and Ellipsis: each element is hit once."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(
+        isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis for p in parts
+    ) and not any(isinstance(p, (bool, np.bool_)) for p in parts)
+
+
+class GetItem(Op):
+    """``x[index]`` for ints, slices, None, Ellipsis, boolean masks and integer arrays."""
+
+    name = "getitem"
+    uses_inputs = False
+
+    def __init__(self, index: Any):
+        self.index = index
+
+    def forward(self, x):
+        return x[self.index]
+
+    def backward(self, grad, out, x):
+        return (call(IndexAdd, grad, shape=np.shape(x), index=self.index),)
+
+
+class IndexAdd(Op):
+    """Scatter ``values`` into zeros of ``shape`` at ``index``: the VJP of indexing.
+
+    Repeated integer indices accumulate (``np.add.at``), so ``x[[0, 0]]`` gives x[0] a
+    gradient of 2; indices that cannot repeat use a plain, faster assignment.
+    """
+
+    name = "index_add"
+    uses_inputs = False
+
+    def __init__(self, shape: tuple[int, ...], index: Any):
+        self.shape, self.index = tuple(shape), index
+
+    def forward(self, values):
+        result = np.zeros(self.shape, dtype=values.dtype)
+        index = self.index
+        single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
+        if is_basic_index(index) or single_mask:
+            result[index] = values
+        else:
+            np.add.at(result, index, values)
+        return result
+
+    def backward(self, grad, out, values):
+        return (grad[self.index],)
+
+
+class Concatenate(Op):
+    uses_inputs = False
+
+    def __init__(self, axis: int = 0):
+        self.axis = axis
+
+    def forward(self, *xs):
+        if not xs:
+            raise ValueError("concatenate: needs at least one tensor")
+        ndim = np.ndim(xs[0])
+        if ndim == 0:
+            raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
+        self.axis = normalize_axis(self.axis, ndim, self.name)
+        shapes = [np.shape(x) for x in xs]
+        for shape in shapes:
+            if len(shape) != ndim or any(
+                a != b for i, (a, b) in enumerate(zip(shape, shapes[0])) if i != self.axis
+            ):
+                raise ValueError(
+                    f"concatenate: shapes {shapes} differ outside axis {self.axis}"
+                )
+        return np.concatenate(xs, axis=self.axis)
+
+    def backward(self, grad, out, *xs):
+        grads, start = [], 0
+        lead = (slice(None),) * self.axis
+        for x, needed in zip(xs, self.needs_input_grad):
+            stop = start + np.shape(x)[self.axis]
+            grads.append(grad[(*lead, slice(start, stop))] if needed else None)
+            start = stop
+        return tuple(grads)
+
+
+class Stack(Op):
+    uses_inputs = False
+
+    def __init__(self, axis: int = 0):
+        self.axis = axis
+
+    def forward(self, *xs):
+        if not xs:
+            raise ValueError("stack: needs at least one tensor")
+        shapes = [np.shape(x) for x in xs]
+        if any(shape != shapes[0] for shape in shapes):
+            raise ValueError(f"stack: all tensors must have the same shape, got {shapes}")
+        self.axis = normalize_axis(self.axis, len(shapes[0]) + 1, self.name)
+        return np.stack(xs, axis=self.axis)
+
+    def backward(self, grad, out, *xs):
+        lead = (slice(None),) * self.axis
+        return tuple(
+            grad[(*lead, i)] if needed else None
+            for i, needed in enumerate(self.needs_input_grad)
+        )
