@@ -1,0 +1,66 @@
+"""Datasets, batch loading, and MNIST / Fashion-MNIST / digits for tensorgrad.
+
+Importing this package is cheap: the tensor engine is imported when the first batch is made
+into Tensors, scikit-learn when the digits are loaded, and urllib when something is
+downloaded.
+"""
+
+from tensorgrad.data.dataset import (
+    DataLoader,
+    Dataset,
+    TensorDataset,
+    default_collate,
+    stack_samples,
+)
+from tensorgrad.data.datasets import (
+    DATA_ENV,
+    DATASET_NAMES,
+    FASHION_MNIST_CLASSES,
+    IDX_FILES,
+    MD5,
+    MIRROR_ENV,
+    MIRRORS,
+    SYSTEM_DIRS,
+    LoadedDataset,
+    cache_dir,
+    load_dataset,
+    load_digits,
+    load_fashion_mnist,
+    load_mnist,
+    search_dirs,
+)
+from tensorgrad.data.download import DEFAULT_TIMEOUT, download_file, md5sum
+from tensorgrad.data.errors import DatasetError, DatasetNotFoundError, DownloadError
+from tensorgrad.data.idx import IDX_DTYPES, read_idx, write_idx
+
+__all__ = [
+    "DATASET_NAMES",
+    "DATA_ENV",
+    "DEFAULT_TIMEOUT",
+    "FASHION_MNIST_CLASSES",
+    "IDX_DTYPES",
+    "IDX_FILES",
+    "MD5",
+    "MIRRORS",
+    "MIRROR_ENV",
+    "SYSTEM_DIRS",
+    "DataLoader",
+    "Dataset",
+    "DatasetError",
+    "DatasetNotFoundError",
+    "DownloadError",
+    "LoadedDataset",
+    "TensorDataset",
+    "cache_dir",
+    "default_collate",
+    "download_file",
+    "load_dataset",
+    "load_digits",
+    "load_fashion_mnist",
+    "load_mnist",
+    "md5sum",
+    "read_idx",
+    "search_dirs",
+    "stack_samples",
+    "write_idx",
+]

@@ -1,0 +1,277 @@
+"""Dataset, TensorDataset and DataLoader."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorgrad
+from tensorgrad.data import DataLoader, Dataset, TensorDataset, default_collate, stack_samples
+
+
+def keep(batch):
+    return batch
+
+
+def numpy_loader(dataset, *args, **kwargs) -> DataLoader:
+    return DataLoader(dataset, *args, collate_fn=keep, **kwargs)
+
+
+def xy(n: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+    y = np.arange(n, dtype=np.int64)
+    return x, y
+
+
+class Squares(Dataset):
+    """A dataset with per-item access only."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.calls = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int):
+        self.calls += 1
+        return np.array([index, index * index], dtype=np.float32), index
+
+
+class FakeTensor:
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+
+# TensorDataset
+
+
+def test_tensor_dataset_items_and_batches() -> None:
+    x, y = xy()
+    ds = TensorDataset(x, y)
+    assert len(ds) == 10
+    item = ds[3]
+    np.testing.assert_array_equal(item[0], x[3])
+    assert item[1] == 3
+    bx, by = ds.get_batch(np.array([4, 0, 9]))
+    np.testing.assert_array_equal(bx, x[[4, 0, 9]])
+    np.testing.assert_array_equal(by, [4, 0, 9])
+
+
+def test_tensor_dataset_does_not_copy_and_reads_tensors() -> None:
+    x, y = xy()
+    ds = TensorDataset(FakeTensor(x), y)
+    assert ds.arrays[0] is x and ds.arrays[1] is y
+    ds_lists = TensorDataset([[1, 2], [3, 4]], [0, 1])
+    assert ds_lists.arrays[0].shape == (2, 2)
+
+
+def test_tensor_dataset_length_mismatch_names_lengths() -> None:
+    x, _ = xy(10)
+    with pytest.raises(ValueError, match=r"same first dimension, got lengths 10, 9, 10"):
+        TensorDataset(x, np.zeros(9), np.zeros(10))
+
+
+def test_tensor_dataset_needs_arrays_with_rows() -> None:
+    with pytest.raises(ValueError, match="at least one array"):
+        TensorDataset()
+    with pytest.raises(ValueError, match="array 1 is 0-dimensional"):
+        TensorDataset(np.zeros(3), np.float32(2.0))
+
+
+def test_dataset_is_abstract() -> None:
+    with pytest.raises(TypeError):
+        Dataset()
+
+
+# DataLoader: order, coverage, length
+
+
+@pytest.mark.parametrize(
+    ("n", "batch_size", "drop_last", "expected"),
+    [(10, 3, False, 4), (10, 3, True, 3), (9, 3, False, 3), (9, 3, True, 3), (2, 5, True, 0)],
+)
+def test_len(n, batch_size, drop_last, expected) -> None:
+    loader = numpy_loader(TensorDataset(*xy(n)), batch_size, drop_last=drop_last)
+    assert len(loader) == expected
+    assert len(list(loader)) == expected
+
+
+def test_empty_dataset() -> None:
+    loader = numpy_loader(TensorDataset(np.zeros((0, 3))), 4, shuffle=True, seed=0)
+    assert len(loader) == 0
+    assert list(loader) == []
+
+
+def test_sequential_batches() -> None:
+    x, y = xy(10)
+    batches = list(numpy_loader(TensorDataset(x, y), 4))
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    np.testing.assert_array_equal(batches[1][0], x[4:8])
+    assert batches[0][0].dtype == np.float32 and batches[0][1].dtype == np.int64
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_shuffled_epoch_covers_each_item_once(drop_last: bool) -> None:
+    x, y = xy(103)
+    loader = numpy_loader(TensorDataset(x, y), 10, shuffle=True, drop_last=drop_last, seed=1)
+    for _ in range(3):
+        batches = list(loader)
+        labels = np.concatenate([b[1] for b in batches])
+        for bx, by in batches:
+            np.testing.assert_array_equal(bx, x[by])
+        if drop_last:
+            assert all(len(b[1]) == 10 for b in batches)
+            assert len(labels) == 100 and len(set(labels.tolist())) == 100
+        else:
+            assert sorted(labels.tolist()) == list(range(103))
+            assert len(batches[-1][1]) == 3
+
+
+def epochs(loader: DataLoader, n: int) -> list[list[int]]:
+    return [np.concatenate([b[1] for b in loader]).tolist() for _ in range(n)]
+
+
+def test_seed_makes_shuffling_reproducible() -> None:
+    ds = TensorDataset(*xy(50))
+    first = epochs(numpy_loader(ds, 7, shuffle=True, seed=123), 3)
+    again = epochs(numpy_loader(ds, 7, shuffle=True, seed=123), 3)
+    assert first == again
+    assert first[0] != first[1] != first[2], "each epoch draws a new permutation"
+    assert first[0] != list(range(50))
+    assert epochs(numpy_loader(ds, 7, shuffle=True, seed=124), 1)[0] != first[0]
+
+
+def test_generator_argument() -> None:
+    ds = TensorDataset(*xy(50))
+    by_int = epochs(numpy_loader(ds, 8, shuffle=True, generator=5), 2)
+    by_gen = epochs(numpy_loader(ds, 8, shuffle=True, generator=np.random.default_rng(5)), 2)
+    by_seed = epochs(numpy_loader(ds, 8, shuffle=True, seed=5), 2)
+    assert by_int == by_gen == by_seed
+
+
+def test_permutation_is_drawn_when_iteration_starts() -> None:
+    ds = TensorDataset(*xy(30))
+    a = numpy_loader(ds, 30, shuffle=True, seed=9)
+    b = numpy_loader(ds, 30, shuffle=True, seed=9)
+    it1, it2 = iter(a), iter(a)
+    second = next(it2)[1].tolist()
+    first = next(it1)[1].tolist()
+    assert [first, second] == epochs(b, 2)
+
+
+def test_fast_path_fetches_whole_batches() -> None:
+    class Counting(TensorDataset):
+        def __init__(self, *arrays) -> None:
+            super().__init__(*arrays)
+            self.batch_calls = 0
+
+        def __getitem__(self, index):
+            raise AssertionError("the loader must not fetch items one by one")
+
+        def get_batch(self, indices):
+            self.batch_calls += 1
+            return super().get_batch(indices)
+
+    ds = Counting(*xy(100))
+    assert len(list(numpy_loader(ds, 16, shuffle=True, seed=0))) == 7
+    assert ds.batch_calls == 7
+
+
+def test_per_item_path_stacks_fields() -> None:
+    ds = Squares(5)
+    batches = list(numpy_loader(ds, 2))
+    assert ds.calls == 5
+    values, labels = batches[1]
+    np.testing.assert_array_equal(values, [[2, 4], [3, 9]])
+    np.testing.assert_array_equal(labels, [2, 3])
+
+
+def test_stack_samples_structures() -> None:
+    samples = [{"x": np.ones(2) * i, "y": i} for i in range(3)]
+    out = stack_samples(samples)
+    assert out["x"].shape == (3, 2) and out["y"].tolist() == [0, 1, 2]
+    assert stack_samples([FakeTensor(np.zeros(2)), FakeTensor(np.ones(2))]).shape == (2, 2)
+    with pytest.raises(ValueError, match="different numbers of fields"):
+        stack_samples([(1, 2), (1,)])
+
+
+# DataLoader: argument checking
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"batch_size": 0}, ValueError, "batch_size must be positive, got 0"),
+        ({"batch_size": -2}, ValueError, "batch_size must be positive, got -2"),
+        ({"batch_size": 2.0}, TypeError, "batch_size must be an int, got 2.0"),
+        ({"batch_size": True}, TypeError, "batch_size must be an int"),
+        ({"batch_size": "8"}, TypeError, "batch_size must be an int"),
+        ({"shuffle": "yes"}, TypeError, "shuffle must be True or False"),
+        ({"drop_last": 1}, TypeError, "drop_last must be True or False"),
+        ({"seed": 1, "generator": 2}, ValueError, "seed or generator, not both"),
+        ({"generator": "rng"}, TypeError, "generator must be a numpy.random.Generator"),
+        ({"seed": 1.5}, TypeError, "generator must be a numpy.random.Generator or an int"),
+        ({"collate_fn": 3}, TypeError, "collate_fn must be callable"),
+    ],
+)
+def test_argument_errors(kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        DataLoader(TensorDataset(*xy()), **kwargs)
+
+
+def test_dataset_must_be_a_dataset() -> None:
+    with pytest.raises(TypeError, match="must have __len__ and __getitem__, got int"):
+        DataLoader(3)
+
+
+def test_numpy_integer_batch_size() -> None:
+    loader = numpy_loader(TensorDataset(*xy()), np.int64(5))
+    assert loader.batch_size == 5 and len(loader) == 2
+
+
+# Tensors
+
+
+def test_default_collate_calls_tensorgrad_tensor(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = []
+
+    def fake_tensor(array):
+        made.append(array)
+        return ("T", array)
+
+    monkeypatch.setattr(tensorgrad, "tensor", fake_tensor, raising=False)
+    x, y = xy(4)
+    ((tx, ty),) = list(DataLoader(TensorDataset(x, y), batch_size=4))
+    assert tx[0] == "T" and ty[0] == "T"
+    assert tx[1].dtype == np.float32 and ty[1].dtype == np.int64
+    out = default_collate({"a": np.zeros(2), "b": [np.ones(1), "label"]})
+    assert out["a"][0] == "T" and out["b"][0][0] == "T" and out["b"][1] == "label"
+
+
+def test_batches_are_tensors_with_dtypes_kept() -> None:
+    if not callable(getattr(tensorgrad, "tensor", None)):
+        pytest.skip("the tensor engine (tensorgrad.tensor) is not available yet")
+    from tensorgrad import Tensor
+
+    x, y = xy(6)
+    bx, by = next(iter(DataLoader(TensorDataset(x, y), batch_size=4)))
+    assert isinstance(bx, Tensor) and isinstance(by, Tensor)
+    assert bx.data.dtype == np.float32 and by.data.dtype == np.int64
+    np.testing.assert_array_equal(bx.data, x[:4])
+    np.testing.assert_array_equal(by.data, y[:4])
+
+
+def test_import_is_light() -> None:
+    # scikit-learn and urllib are imported only when the digits are loaded or a file is
+    # downloaded.
+    code = (
+        "import sys, tensorgrad.data; "
+        "heavy = ['sklearn', 'urllib.request', 'http.client']; "
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
