@@ -247,7 +247,7 @@ class Tensor:
         try:
             ufunc(self._data, value, out=self._data)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{name}: {exc}") from exc
+            raise _named_error(name, exc) from exc
         self._version += 1
         return self
 
@@ -282,7 +282,7 @@ class Tensor:
         try:
             np.copyto(self._data, value, casting="same_kind")
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"copy_: {exc}") from exc
+            raise _named_error("copy_", exc) from exc
         self._version += 1
         return self
 
@@ -603,11 +603,11 @@ def _wrap(data: Any) -> Tensor:
     return t
 
 
-def _op_error(op: ops.Op, exc: Exception) -> Exception:
-    """Re-raise a failed forward with the op's name in front, keeping the error type."""
+def _named_error(name: str, exc: Exception) -> Exception:
+    """The error ``exc`` (from NumPy, usually) with ``name`` in front, as a built-in type."""
     message = str(exc)
-    if not message.startswith(f"{op.name}:"):
-        message = f"{op.name}: {message}"
+    if not message.startswith(f"{name}:"):
+        message = f"{name}: {message}"
     kind = IndexError if isinstance(exc, IndexError) else (
         ValueError if isinstance(exc, ValueError) else TypeError
     )
@@ -619,33 +619,47 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
 
     Recording happens only after the forward succeeded, so a failed op leaves no trace.
     """
-    arrays = tuple(x._data if isinstance(x, Tensor) else x for x in inputs)
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
-        raise _op_error(op, exc) from exc
+        raise _named_error(op.name, exc) from exc
     out = _wrap(data)
     if _grad_state.enabled:
-        needs = tuple(isinstance(x, Tensor) and x.requires_grad for x in inputs)
-        if True in needs:
-            op.parents = tuple(x if isinstance(x, Tensor) else None for x in inputs)
-            op.inputs = arrays
-            op.needs_input_grad = needs
-            op.versions = tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs)
-            out._ctx = op
-            out.requires_grad = True
+        for x in inputs:
+            if isinstance(x, Tensor) and x.requires_grad:
+                _record(op, out, inputs, arrays)
+                break
     return out
+
+
+def _record(op: ops.Op, out: Tensor, inputs: tuple, arrays: list) -> None:
+    """Link ``out`` to ``op`` and ``op`` to its inputs: the graph edge, pointing backwards."""
+    parents, needs, versions = [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            parents.append(x)
+            needs.append(x.requires_grad)
+            versions.append(x._version)
+        else:
+            parents.append(None)
+            needs.append(False)
+            versions.append(0)
+    op.parents = tuple(parents)
+    op.inputs = arrays
+    op.needs_input_grad = tuple(needs)
+    op.versions = versions
+    out._ctx = op
+    out.requires_grad = True
 
 
 def _operand(value: Any) -> Any:
     """An operand for a binary op: Tensors as they are, numbers as weak scalars, arrays raw."""
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor) or type(value) in (float, int):
         return value
     if isinstance(value, (numbers.Number, np.generic)):
         return backend.scalar_operand(value)
-    if isinstance(value, np.ndarray):
-        return backend.as_array(value)
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (np.ndarray, list, tuple)):
         return backend.as_array(value)
     return NotImplemented
 

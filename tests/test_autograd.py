@@ -1,0 +1,392 @@
+"""Autograd semantics: the backward sweep, accumulation, graph freeing, grad(), higher order."""
+
+from __future__ import annotations
+
+import gc
+import math
+import weakref
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+
+
+def leaf(value, dtype=tg.float64):
+    return tg.tensor(np.asarray(value, dtype=dtype), requires_grad=True)
+
+
+# ----------------------------------------------------------------------- worked examples
+def test_product_reused_operand():
+    a, b = leaf(2.0), leaf(3.0)
+    loss = (a * b) * a
+    loss.backward()
+    assert loss.item() == 12.0
+    assert a.grad.item() == 12.0
+    assert b.grad.item() == 4.0
+
+
+def test_log_product_sine_example():
+    x1, x2 = leaf(2.0), leaf(5.0)
+    y = x1.log() + x1 * x2 - x2.sin()
+    y.backward()
+    assert y.item() == pytest.approx(11.652, abs=5e-4)
+    assert x1.grad.item() == pytest.approx(5.5, rel=1e-12)
+    assert x2.grad.item() == pytest.approx(2 - math.cos(5), rel=1e-12)
+
+
+def test_reused_value_gradients_add_up():
+    x = leaf(3.0)
+    (x + x + x * x).backward()
+    assert x.grad.item() == 8.0
+
+
+# ----------------------------------------------------------------------- backward()
+def test_non_scalar_backward_needs_gradient():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 2
+    with pytest.raises(RuntimeError, match=r"one-element tensor.*shape \(3,\).*gradient="):
+        y.backward()
+    y.backward(gradient=np.array([1.0, 0.0, -1.0]))
+    np.testing.assert_array_equal(x.grad.data, [2.0, 0.0, -2.0])
+
+
+def test_gradient_of_wrong_shape_is_refused():
+    x = leaf([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"gradient has shape \(2,\).*shape \(3,\)"):
+        (x * 2).backward(gradient=np.ones(2))
+
+
+def test_backward_from_tensor_without_grad():
+    x = tg.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        x.sum().backward()
+
+
+def test_gradients_accumulate_across_calls():
+    x = leaf([1.0, -2.0])
+    for expected in (1, 2, 3):
+        (x * 3).sum().backward()
+        np.testing.assert_array_equal(x.grad.data, [3.0 * expected] * 2)
+
+
+def test_accumulation_keeps_the_grad_tensor():
+    x = leaf([1.0, 2.0])
+    (x * 2).sum().backward()
+    first = x.grad
+    (x * 2).sum().backward()
+    assert x.grad is first
+    np.testing.assert_array_equal(first.data, [4.0, 4.0])
+
+
+def test_non_leaf_grad_kept_only_with_retain_grad():
+    x = leaf([1.0, 2.0])
+    hidden = x * 3
+    other = x * 4
+    hidden.retain_grad()
+    (hidden * other).sum().backward()
+    np.testing.assert_allclose(hidden.grad.data, other.data)
+    assert other.grad is None
+    assert not other.is_leaf and x.is_leaf
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time.*retain_graph=True"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward_with_same_result():
+    x = leaf([0.5, -1.5])
+    y = (x.tanh() * x.sin()).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.data.copy()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, 2 * first)
+
+
+def test_shared_gradient_arrays_are_not_aliased():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (a + b).sum().backward()
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.data *= 10
+    np.testing.assert_array_equal(b.grad.data, [1.0, 1.0])
+
+
+def test_gradient_of_leaf_not_a_view_of_an_intermediate():
+    x = leaf(np.ones((2, 3)))
+    y = x.reshape(3, 2)
+    y.retain_grad()
+    y.sum().backward()
+    assert not np.shares_memory(x.grad.data, y.grad.data)
+
+
+def test_gradient_dtype_and_shape_follow_the_tensor():
+    w = tg.tensor(np.ones((3, 1), np.float32), requires_grad=True)
+    constant = np.full((2, 3, 4), 0.5)  # float64, broadcasts w
+    out = (w * constant).sum() * np.float64(2.0)
+    out.backward()
+    assert w.grad.dtype == np.float32
+    assert w.grad.shape == (3, 1)
+    np.testing.assert_allclose(w.grad.data, np.full((3, 1), 8.0))
+
+
+def test_unused_leaf_gets_no_grad():
+    x, unused = leaf(1.0), leaf(2.0)
+    (x * 2).backward()
+    assert unused.grad is None
+
+
+def test_multiple_roots_backward():
+    x = leaf([1.0, 2.0])
+    tg.backward([(x * x).sum(), (x * 3).sum()])
+    np.testing.assert_array_equal(x.grad.data, [5.0, 7.0])
+
+
+# ----------------------------------------------------------------------- no_grad
+def test_no_grad_context_and_decorator():
+    x = leaf([1.0])
+    with tg.no_grad():
+        y = x * 2
+        assert not tg.is_grad_enabled()
+        with tg.enable_grad():
+            z = x * 2
+    assert tg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad
+
+    @tg.no_grad()
+    def infer(t):
+        return t * 3
+
+    assert not infer(x).requires_grad
+    assert tg.is_grad_enabled()
+
+
+def test_no_grad_restores_state_after_exception():
+    with pytest.raises(ZeroDivisionError), tg.no_grad():
+        raise ZeroDivisionError
+    assert tg.is_grad_enabled()
+
+
+def test_detach_cuts_the_graph():
+    x = leaf([2.0])
+    y = x * x
+    (y.detach() * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [4.0])
+
+
+# ----------------------------------------------------------------------- grad()
+def test_grad_returns_without_touching_dot_grad():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    gx, gy = tg.grad((x * y).sum(), [x, y])
+    np.testing.assert_array_equal(gx.data, [3.0, 4.0])
+    np.testing.assert_array_equal(gy.data, [1.0, 2.0])
+    assert x.grad is None and y.grad is None
+
+
+def test_grad_with_respect_to_intermediate():
+    x = leaf([1.0, 2.0])
+    h = x * 3
+    (gh,) = tg.grad((h * h).sum(), h)
+    np.testing.assert_array_equal(gh.data, 2 * h.data)
+
+
+def test_grad_unused_input():
+    x, unused = leaf(1.0), leaf(2.0)
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        tg.grad(x * 2, [x, unused], retain_graph=True)
+    gx, gu = tg.grad(x * 2, [x, unused], allow_unused=True)
+    assert gx.item() == 2.0 and gu is None
+
+
+def test_grad_input_must_require_grad():
+    x = leaf(1.0)
+    with pytest.raises(RuntimeError, match="input 1 is not a tensor that requires grad"):
+        tg.grad(x * 2, [x, tg.tensor(1.0)])
+
+
+# ----------------------------------------------------------------------- higher order
+def test_second_derivative_of_cube():
+    x = leaf(2.0)
+    (g,) = tg.grad(x**3, x, create_graph=True)
+    assert g.requires_grad
+    (h,) = tg.grad(g, x)
+    assert g.item() == pytest.approx(12.0)
+    assert h.item() == pytest.approx(12.0)
+
+
+def test_third_derivative_of_sine():
+    x = leaf(0.7)
+    (g1,) = tg.grad(x.sin(), x, create_graph=True)
+    (g2,) = tg.grad(g1, x, create_graph=True)
+    (g3,) = tg.grad(g2, x)
+    assert g3.item() == pytest.approx(-math.cos(0.7), rel=1e-12)
+
+
+def test_hessian_vector_product_matches_explicit_hessian():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 4))
+    w = leaf(rng.normal(size=4))
+    f = (tg.tensor(a) @ w).tanh().sum() + (w * w * w).sum()
+    (gw,) = tg.grad(f, w, create_graph=True)
+    v = rng.normal(size=4)
+    (hv,) = tg.grad((gw * v).sum(), w)
+    # explicit Hessian: d²/dw² [sum tanh(Aw)] + diag(6 w)
+    t = np.tanh(a @ w.data)
+    hessian = a.T @ np.diag(-2 * t * (1 - t * t)) @ a + np.diag(6 * w.data)
+    np.testing.assert_allclose(hv.data, hessian @ v, rtol=1e-10)
+
+
+def test_backward_with_create_graph_gives_differentiable_grad():
+    x = leaf([1.0, 2.0])
+    (x * x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad
+    (gg,) = tg.grad(x.grad.sum(), x)
+    np.testing.assert_allclose(gg.data, 6 * x.data)
+
+
+# ----------------------------------------------------------------------- graph structure
+def test_a_million_op_chain_backpropagates_without_recursion():
+    x = tg.tensor(0.0, requires_grad=True)
+    y = x
+    for _ in range(1_000_000):
+        y = y + 1.0
+    y.backward()
+    assert y.item() == 1_000_000.0
+    assert x.grad.item() == 1.0
+
+
+def test_graph_freed_by_reference_counting_after_backward():
+    gc.disable()
+    try:
+        x = leaf(np.ones((3, 2)))
+        w = tg.tensor(np.ones((2, 4)))
+        hidden = (x @ w).tanh()
+        loss = (hidden * hidden).sum()
+        refs = [weakref.ref(hidden), weakref.ref(loss.grad_fn), weakref.ref(hidden.grad_fn)]
+        del hidden
+        loss.backward()
+        del loss
+        assert all(ref() is None for ref in refs)
+    finally:
+        gc.enable()
+
+
+def test_graph_freed_without_backward():
+    gc.disable()
+    try:
+        x = leaf(np.ones(3))
+        out = (x.exp() * 2).sum()
+        refs = [weakref.ref(out), weakref.ref(out.grad_fn), weakref.ref(out.grad_fn.parents[0])]
+        del out
+        assert all(ref() is None for ref in refs)
+    finally:
+        gc.enable()
+
+
+def test_tensors_hash_by_identity():
+    a, b = tg.tensor([1.0]), tg.tensor([1.0])
+    assert len({a, b}) == 2
+    assert (a == b).data.all()
+
+
+# ----------------------------------------------------------------------- conventions
+def test_max_ties_share_the_gradient_evenly():
+    x = leaf([1.0, 3.0, 3.0, 2.0])
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad.data, [0.0, 0.5, 0.5, 0.0])
+
+
+def test_min_ties_along_an_axis():
+    x = leaf([[1.0, 1.0, 1.0], [0.0, 5.0, 6.0]])
+    x.min(axis=1).sum().backward()
+    np.testing.assert_allclose(x.grad.data, [[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]])
+
+
+def test_maximum_ties_split_between_inputs():
+    x, y = leaf([1.0, 2.0]), leaf([1.0, 0.0])
+    tg.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [0.5, 1.0])
+    np.testing.assert_array_equal(y.grad.data, [0.5, 0.0])
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.relu(), lambda t: t.abs()], ids=["relu", "abs"])
+def test_kink_derivative_at_zero_is_zero(fn):
+    x = leaf([0.0, -0.0])
+    fn(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0])
+
+
+# ----------------------------------------------------------------------- in-place changes
+def test_in_place_change_of_saved_input_is_detected():
+    x = leaf([1.0, 2.0])
+    w = tg.tensor([3.0, 4.0])
+    y = (x * w).sum()
+    w += 1  # w does not require grad, so this is allowed, but Mul saved it
+    with pytest.raises(RuntimeError, match=r"input 1 of mul.*modified in place"):
+        y.backward()
+
+
+def test_in_place_change_of_saved_output_is_detected():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    with tg.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"output of exp.*modified in place"):
+        y.sum().backward()
+
+
+def test_in_place_change_of_unread_input_is_harmless():
+    x = leaf([1.0, 2.0])
+    c = tg.tensor([5.0, 5.0])
+    y = (x + c).sum()
+    c[0] = 7.0  # Add never reads its inputs' values in backward
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [1.0, 1.0])
+
+
+def test_assigning_data_bumps_the_version():
+    x = leaf([1.0, 2.0])
+    w = tg.tensor([3.0, 4.0])
+    y = (x * w).sum()
+    w.data = np.array([0.0, 0.0])
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_in_place_on_leaf_requiring_grad_is_refused():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"add_: in-place operation on a leaf.*no_grad"):
+        x += 1
+    with tg.no_grad():
+        x += 1
+    np.testing.assert_array_equal(x.data, [2.0, 3.0])
+    assert x._version == 1
+
+
+# ----------------------------------------------------------------------- bad input
+def test_failed_op_leaves_no_graph_behind():
+    x = leaf(np.ones((2, 3)))
+    y = x * 2
+    with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(2, 3\)"):
+        y @ y
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.full((2, 3), 2.0))
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(ValueError, match=r"add: .*\(2,3\).*\(4,\)"):
+        tg.ones(2, 3) + tg.ones(4)
+
+
+def test_axis_out_of_range():
+    with pytest.raises(IndexError, match="sum: axis 2 is out of range for a tensor of 2 dimensions"):
+        tg.ones(2, 3).sum(axis=2)
+
+
+def test_requires_grad_on_integer_tensor():
+    with pytest.raises(TypeError, match="only floating-point tensors can require gradients.*int64"):
+        tg.tensor(np.arange(3), requires_grad=True)

@@ -1,0 +1,265 @@
+"""The Tensor's surface: creation, dtypes, attributes, operators and NumPy interoperability."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+
+
+# ----------------------------------------------------------------------- creation and dtypes
+@pytest.mark.parametrize(
+    ("data", "dtype"),
+    [
+        (1.5, np.float32),
+        (3, np.float32),
+        ([1, 2, 3], np.float32),
+        ([[1.0, 2.0]], np.float32),
+        ([True, False], np.bool_),
+        (np.float64(2.0), np.float64),
+        (np.arange(3, dtype=np.float64), np.float64),
+        (np.arange(3, dtype=np.float32), np.float32),
+        (np.arange(3), np.int64),
+        (np.array([True]), np.bool_),
+    ],
+)
+def test_tensor_dtype_rules(data, dtype):
+    assert tg.tensor(data).dtype == dtype
+
+
+def test_tensor_copies_its_data():
+    array = np.zeros(3)
+    t = tg.tensor(array)
+    array[0] = 1
+    assert t.data[0] == 0
+
+
+def test_explicit_dtype():
+    assert tg.tensor([1, 2], dtype=tg.float64).dtype == np.float64
+    assert tg.tensor([1.7, 2.2], dtype="int64").tolist() == [1, 2]
+
+
+def test_bad_data_is_refused():
+    with pytest.raises(TypeError, match="cannot make a tensor from str"):
+        tg.tensor("abc")
+    with pytest.raises(TypeError, match="not a dtype"):
+        tg.tensor([1.0], dtype="not-a-type")
+    with pytest.raises(TypeError, match=r"tensors hold bool, integer or float data, not object"):
+        tg.tensor(np.array([object()]))
+
+
+@pytest.mark.parametrize(
+    ("make", "shape", "dtype"),
+    [
+        (lambda: tg.zeros(2, 3), (2, 3), np.float32),
+        (lambda: tg.zeros((2, 3)), (2, 3), np.float32),
+        (lambda: tg.ones(4, dtype=tg.float64), (4,), np.float64),
+        (lambda: tg.full((2, 2), 7.0), (2, 2), np.float32),
+        (lambda: tg.zeros_like(tg.ones(3, dtype=tg.int64)), (3,), np.int64),
+        (lambda: tg.ones_like(np.zeros((1, 2))), (1, 2), np.float64),
+        (lambda: tg.arange(5), (5,), np.int64),
+        (lambda: tg.arange(0.0, 1.0, 0.25), (4,), np.float32),
+        (lambda: tg.eye(3), (3, 3), np.float32),
+        (lambda: tg.rand(2, 5), (2, 5), np.float32),
+        (lambda: tg.randn(3, dtype=tg.float64), (3,), np.float64),
+        (lambda: tg.zeros(0, 3), (0, 3), np.float32),
+    ],
+)
+def test_creation_functions(make, shape, dtype):
+    t = make()
+    assert t.shape == shape
+    assert t.dtype == dtype
+
+
+def test_creation_values():
+    np.testing.assert_array_equal(tg.full((2,), 7.0).data, [7.0, 7.0])
+    np.testing.assert_array_equal(tg.eye(2).data, np.eye(2))
+    np.testing.assert_array_equal(tg.arange(1, 7, 2).data, [1, 3, 5])
+    assert 0 <= tg.rand(1000).data.min() and tg.rand(1000).data.max() < 1
+
+
+def test_manual_seed_makes_random_tensors_repeatable():
+    tg.manual_seed(123)
+    a = tg.randn(5)
+    tg.manual_seed(123)
+    b = tg.randn(5)
+    np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_bad_shapes_and_steps():
+    with pytest.raises(ValueError, match="shape must be non-negative ints"):
+        tg.zeros(-1)
+    with pytest.raises(ValueError, match="step must not be zero"):
+        tg.arange(0, 5, 0)
+    with pytest.raises(TypeError, match="randn: dtype must be float32 or float64"):
+        tg.randn(2, dtype=tg.int64)
+
+
+# ----------------------------------------------------------------------- attributes
+def test_attributes():
+    t = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    assert t.shape == (2, 3) and t.ndim == 2 and t.size == 6 and t.numel() == 6
+    assert t.T.shape == (3, 2)
+    assert t.is_leaf and t.grad is None and t.grad_fn is None
+    assert t.numpy() is t.data
+    y = t * 2
+    assert not y.is_leaf and type(y.grad_fn).__name__ == "Mul"
+    assert repr(y.grad_fn) == "<MulBackward>"
+
+
+def test_item_and_conversions():
+    assert tg.tensor([[2.5]]).item() == 2.5
+    assert float(tg.tensor(1.5)) == 1.5 and int(tg.tensor(3.0)) == 3
+    with pytest.raises(ValueError, match=r"only one-element tensors.*shape \(2,\)"):
+        tg.tensor([1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(tg.tensor([1.0, 2.0]))
+    assert bool(tg.tensor([1.0]))
+    assert len(tg.zeros(4, 2)) == 4
+    with pytest.raises(TypeError, match="len"):
+        len(tg.tensor(1.0))
+    assert [row.tolist() for row in tg.tensor([[1.0], [2.0]])] == [[1.0], [2.0]]
+
+
+def test_detach_shares_memory_and_drops_grad():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    d = (x * 2).detach()
+    assert not d.requires_grad and d.is_leaf
+    assert np.shares_memory(x.detach().data, x.data)
+
+
+def test_requires_grad_flag():
+    t = tg.tensor([1.0])
+    assert t.requires_grad_() is t and t.requires_grad
+    with pytest.raises(TypeError, match="int64"):
+        tg.tensor(np.array([1])).requires_grad_()
+    y = t * 2
+    with pytest.raises(RuntimeError, match="only a leaf"):
+        y.requires_grad_(False)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tg.tensor([1.0]).retain_grad()
+
+
+def test_grad_assignment_is_checked():
+    t = tg.tensor([1.0, 2.0], requires_grad=True)
+    t.grad = np.ones(2, np.float32)
+    assert isinstance(t.grad, tg.Tensor)
+    with pytest.raises(ValueError, match=r"shape \(3,\).*shape \(2,\)"):
+        t.grad = np.ones(3)
+
+
+def test_repr():
+    assert repr(tg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(tg.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
+    assert repr(tg.tensor(np.arange(2))) == "tensor([0, 1], dtype=int64)"
+    x = tg.tensor(2.0, requires_grad=True)
+    assert repr(x * x) == "tensor(4., grad_fn=<MulBackward>)"
+
+
+# ----------------------------------------------------------------------- operators
+def test_operators_with_numbers_on_either_side():
+    x = tg.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    results = {
+        "2*x": (2 * x, [2, 4, 8]),
+        "x*2": (x * 2, [2, 4, 8]),
+        "1-x": (1 - x, [0, -1, -3]),
+        "x-1": (x - 1, [0, 1, 3]),
+        "8/x": (8 / x, [8, 4, 2]),
+        "x/2": (x / 2, [0.5, 1, 2]),
+        "2**x": (2**x, [2, 4, 16]),
+        "x**2": (x**2, [1, 4, 16]),
+        "-x": (-x, [-1, -2, -4]),
+        "x+1": (x + 1, [2, 3, 5]),
+        "1+x": (1 + x, [2, 3, 5]),
+    }
+    for name, (result, expected) in results.items():
+        assert isinstance(result, tg.Tensor), name
+        assert result.dtype == np.float32, name
+        np.testing.assert_allclose(result.data, expected, err_msg=name)
+
+
+def test_ndarray_on_the_left_gives_a_tensor():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    for result in (np.ones(2) + x, np.ones(2) * x, np.ones(2) - x, np.ones(2) / x, np.eye(2) @ x):
+        assert isinstance(result, tg.Tensor)
+        assert result.data.dtype != object
+        assert result.requires_grad
+
+
+def test_float32_stays_float32_with_python_and_numpy_scalars():
+    x = tg.tensor([1.0, 2.0])
+    assert (x * np.float64(2.0)).dtype == np.float32
+    assert (x + 1e-300).dtype == np.float32
+    assert (x * 3).dtype == np.float32
+
+
+def test_numpy_functions_on_tensors():
+    x = tg.tensor([0.5, 1.5], requires_grad=True)
+    y = np.exp(x)
+    assert isinstance(y, tg.Tensor) and y.requires_grad
+    s = np.sum(x * x)
+    s.backward()
+    np.testing.assert_allclose(x.grad.data, [1.0, 3.0])
+    assert np.shape(x) == (2,)
+    np.testing.assert_array_equal(np.asarray(x), x.data)
+    with pytest.raises(TypeError, match=r"np.cumsum is not supported on tensorgrad Tensors"):
+        np.cumsum(x)
+
+
+def test_comparisons_return_bool_tensors_without_grad():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for mask in (x > 1, x >= 2, x < 2, x <= 1, x == 2, x != 2):
+        assert mask.dtype == np.bool_ and not mask.requires_grad
+    np.testing.assert_array_equal((x > 1).data, [False, True, True])
+    np.testing.assert_array_equal(((x > 1) & (x < 3)).data, [False, True, False])
+    np.testing.assert_array_equal((~(x > 1)).data, [True, False, False])
+
+
+def test_unsupported_operand_type():
+    with pytest.raises(TypeError):
+        tg.tensor([1.0]) + "a"
+
+
+def test_in_place_operations_bump_version():
+    t = tg.zeros(3)
+    t += 1
+    t *= 3
+    t[0] = 5.0
+    t.sub_(1).div_(2)
+    assert t.tolist() == [2.0, 1.0, 1.0]
+    assert t._version == 5
+    t.zero_()
+    assert t.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_in_place_cast_error_names_op():
+    t = tg.tensor(np.arange(3))
+    with pytest.raises(TypeError, match="add_:"):
+        t += 0.5
+
+
+# ----------------------------------------------------------------------- shape helpers
+def test_split_follows_pytorch_rule():
+    x = tg.arange(7.0)
+    assert [p.shape for p in x.split(3)] == [(3,), (3,), (1,)]
+    assert [p.tolist() for p in tg.split(x, [2, 5])] == [[0, 1], [2, 3, 4, 5, 6]]
+    with pytest.raises(ValueError, match="do not add up"):
+        x.split([2, 2])
+
+
+def test_squeeze_unsqueeze_flatten():
+    x = tg.zeros(2, 1, 3)
+    assert x.squeeze().shape == (2, 3)
+    assert x.squeeze(1).shape == (2, 3)
+    assert x.unsqueeze(0).shape == (1, 2, 1, 3)
+    assert x.unsqueeze(-1).shape == (2, 1, 3, 1)
+    assert x.flatten().shape == (6,)
+    assert x.flatten(1).shape == (2, 3)
+    with pytest.raises(ValueError, match="squeeze: axis 0 has size 2, not 1"):
+        x.squeeze(0)
+
+
+def test_where_needs_a_bool_condition():
+    with pytest.raises(TypeError, match="where: condition must be a bool tensor"):
+        tg.where(tg.ones(2), tg.ones(2), tg.zeros(2))
