@@ -86,3 +86,6 @@ __all__ = [
     "split", "sqrt", "stack", "sum", "tanh", "tensor", "uint8", "var", "where", "zeros",
     "zeros_like",
 ]
+
+from tensorgrad import nn, optim
+from tensorgrad.serialization import load, save

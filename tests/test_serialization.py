@@ -1,0 +1,278 @@
+"""tg.save / tg.load: round trips, atomic writes, refusing foreign or damaged files, and
+resuming training from a checkpoint exactly where it stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad import nn, optim
+from tensorgrad import serialization as ser
+from tensorgrad.nn import functional as F
+from tensorgrad.serialization import CheckpointError
+
+
+def test_nested_structures_round_trip(tmp_path):
+    obj = {
+        "weights": {
+            "0.weight": np.arange(6, dtype=np.float32).reshape(2, 3),
+            "0.bias": np.zeros(2),
+        },
+        "counts": np.array([1, 2], dtype=np.int64),
+        "flags": np.array([True, False]),
+        "epoch": 3,
+        "big": 2**70,
+        "lr": 0.1,
+        "nan": float("nan"),
+        "name": "mnist-mlp",
+        "none": None,
+        "ok": True,
+        "betas": (0.9, 0.999),
+        "history": [1.5, [2, "x"], {"deep": np.ones(1)}],
+        "state": {0: {"step": 4}, 7: {}},
+        "scalar": np.float32(2.5),
+        "tensor": tg.tensor([1.0, 2.0]),
+        "param": nn.Parameter(np.ones(2, dtype=np.float64)),
+    }
+    path = tmp_path / "ckpt.npz"
+    tg.save(obj, path)
+    back = tg.load(path)
+    assert list(back) == list(obj)
+    np.testing.assert_array_equal(back["weights"]["0.weight"], obj["weights"]["0.weight"])
+    assert back["weights"]["0.weight"].dtype == np.float32
+    assert back["weights"]["0.bias"].dtype == np.float64
+    assert back["counts"].dtype == np.int64 and back["flags"].dtype == np.bool_
+    assert back["epoch"] == 3 and back["big"] == 2**70 and back["lr"] == 0.1
+    assert np.isnan(back["nan"]) and back["name"] == "mnist-mlp"
+    assert back["none"] is None and back["ok"] is True
+    assert back["betas"] == (0.9, 0.999) and isinstance(back["betas"], tuple)
+    assert back["history"][:2] == [1.5, [2, "x"]]
+    np.testing.assert_array_equal(back["history"][2]["deep"], [1.0])
+    assert back["state"] == {0: {"step": 4}, 7: {}}  # integer keys stay integers
+    assert back["scalar"] == np.float32(2.5) and back["scalar"].dtype == np.float32
+    assert type(back["tensor"]) is tg.Tensor and back["tensor"].tolist() == [1.0, 2.0]
+    assert isinstance(back["param"], nn.Parameter) and back["param"].requires_grad
+    assert back["param"].dtype == np.float64
+
+
+def test_the_file_is_a_plain_npz_with_readable_names(tmp_path):
+    path = tmp_path / "model.ckpt"  # any name: nothing is appended
+    model = nn.Sequential(nn.Linear(3, 2))
+    tg.save({"model": model.state_dict(), "epoch": 1}, path)
+    assert os.listdir(tmp_path) == ["model.ckpt"]
+    with np.load(path, allow_pickle=False) as archive:
+        assert set(archive.files) == {"__tensorgrad__", "model/0.weight", "model/0.bias"}
+        meta = json.loads(archive["__tensorgrad__"].tobytes())
+    assert meta["format"] == "tensorgrad.checkpoint" and meta["version"] == 1
+
+
+def test_keys_that_collide_or_clash_with_numpy_keywords(tmp_path):
+    obj = {"a/b": np.ones(1), "a": {"b": np.zeros(1)}, "file": np.full(1, 2.0), "__tensorgrad__": 1}
+    tg.save(obj, tmp_path / "x.npz")
+    back = tg.load(tmp_path / "x.npz")
+    assert back["a/b"][0] == 1.0 and back["a"]["b"][0] == 0.0 and back["file"][0] == 2.0
+    assert back["__tensorgrad__"] == 1
+    tg.save(np.arange(3), tmp_path / "bare.npz")
+    np.testing.assert_array_equal(tg.load(tmp_path / "bare.npz"), [0, 1, 2])
+
+
+def test_model_state_dict_round_trip(tmp_path):
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+    model(tg.randn((16, 4)))  # move the running statistics
+    tg.save(model.state_dict(), tmp_path / "m.npz")
+    tg.manual_seed(1)
+    other = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+    other.load_state_dict(tg.load(tmp_path / "m.npz"))
+    for (name, a), b in zip(model.state_dict().items(), other.state_dict().values(), strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+        assert a.dtype == b.dtype
+
+
+def test_unsupported_values_are_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(TypeError, match="cannot save a set at 'config/tags'"):
+        tg.save({"config": {"tags": {"a"}}}, tmp_path / "x.npz")
+    with pytest.raises(TypeError, match=r"save its state_dict\(\) instead"):
+        tg.save({"model": nn.Linear(2, 2)}, tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="dict keys must be strings or integers"):
+        tg.save({(1, 2): 3}, tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="dtype object"):
+        tg.save({"bad": np.array([{}], dtype=object)}, tmp_path / "x.npz")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_write_leaves_no_file_and_no_temporary(tmp_path, monkeypatch):
+    write_array = np.lib.format.write_array
+    calls = []
+
+    def fail_on_second_array(file, array, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            file.write(b"partial")
+            raise OSError("disk full")
+        write_array(file, array, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", fail_on_second_array)
+    with pytest.raises(OSError, match="disk full"):
+        tg.save({"a": np.ones(1000), "b": np.ones(1000)}, tmp_path / "ckpt.npz")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"epoch": 1}, path)
+
+    def fail(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ser, "_write_archive", fail)
+    with pytest.raises(KeyboardInterrupt):
+        tg.save({"epoch": 2}, path)
+    assert os.listdir(tmp_path) == ["ckpt.npz"]
+    monkeypatch.undo()
+    assert tg.load(path) == {"epoch": 1}
+
+
+def test_overwriting_replaces_the_file(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"epoch": 1}, path)
+    tg.save({"epoch": 2}, path)
+    assert tg.load(path) == {"epoch": 2} and os.listdir(tmp_path) == ["ckpt.npz"]
+
+
+def test_compressed_checkpoints_load_too(tmp_path):
+    tg.save({"w": np.zeros(10_000)}, tmp_path / "small.npz", compressed=True)
+    tg.save({"w": np.zeros(10_000)}, tmp_path / "plain.npz")
+    assert os.path.getsize(tmp_path / "small.npz") < os.path.getsize(tmp_path / "plain.npz") / 10
+    np.testing.assert_array_equal(tg.load(tmp_path / "small.npz")["w"], 0.0)
+
+
+def test_files_that_are_not_checkpoints_are_refused(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(CheckpointError, match=r"not an \.npz archive"):
+        tg.load(text)
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"not an \.npz archive"):
+        tg.load(empty)
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, a=np.ones(2))
+    with pytest.raises(CheckpointError, match=r"not a tensorgrad checkpoint.*np\.load"):
+        tg.load(plain)
+    with pytest.raises(FileNotFoundError):
+        tg.load(tmp_path / "missing.npz")
+    assert issubclass(CheckpointError, ValueError)
+
+
+def test_pickled_arrays_are_never_loaded(tmp_path):
+    path = tmp_path / "evil.npz"
+    meta = {"format": "tensorgrad.checkpoint", "version": 1, "root": ["array", "x"]}
+    np.savez(
+        path,
+        __tensorgrad__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+        x=np.array([{"a": 1}], dtype=object),
+    )
+    with pytest.raises(CheckpointError, match="corrupt"):
+        tg.load(path)
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.9, 0.999])
+def test_truncated_files_are_refused(tmp_path, keep):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"w": np.arange(1000.0), "epoch": 3}, path)
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(CheckpointError, match="truncated or corrupt"):
+        tg.load(path)
+
+
+def test_corrupted_bytes_are_refused(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"w": np.arange(1000.0)}, path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the array's data: the zip CRC catches it
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="truncated or corrupt"):
+        tg.load(path)
+
+
+def test_bad_metadata_is_refused(tmp_path):
+    def write(meta):
+        path = tmp_path / "m.npz"
+        with zipfile.ZipFile(path, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
+            np.lib.format.write_array(f, np.frombuffer(meta.encode(), dtype=np.uint8))
+        return path
+
+    with pytest.raises(CheckpointError, match="unknown metadata format"):
+        tg.load(write(json.dumps({"format": "other"})))
+    with pytest.raises(CheckpointError, match="version 99 is not supported"):
+        tg.load(write(json.dumps({"format": "tensorgrad.checkpoint", "version": 99})))
+    with pytest.raises(CheckpointError, match="corrupt checkpoint structure"):
+        tg.load(
+            write(
+                json.dumps(
+                    {"format": "tensorgrad.checkpoint", "version": 1, "root": ["array", "gone"]}
+                )
+            )
+        )
+    with pytest.raises(CheckpointError, match="truncated or corrupt"):
+        tg.load(write("{not json"))
+
+
+# --------------------------------------------------------------------- resuming training
+def make_run(seed: int = 0):
+    tg.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3))
+    opt = optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-4)
+    schedule = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=12)
+    return model, opt, schedule
+
+
+def batches():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 8, 6)).astype(np.float32)
+    y = rng.integers(0, 3, (12, 8))
+    return list(zip(x, y, strict=True))
+
+
+def train(model, opt, schedule, data):
+    losses = []
+    for x, y in data:
+        loss = F.cross_entropy(model(tg.tensor(x)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        schedule.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_resumed_training_continues_identically(tmp_path):
+    data = batches()
+    straight = train(*make_run(), data)
+
+    model, opt, schedule = make_run()
+    first = train(model, opt, schedule, data[:5])
+    checkpoint = {
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict(),
+        "scheduler": schedule.state_dict(),
+        "epoch": 5,
+    }
+    tg.save(checkpoint, tmp_path / "ckpt.npz")
+    del model, opt, schedule
+
+    model, opt, schedule = make_run(seed=123)  # different initial weights, all overwritten
+    state = tg.load(tmp_path / "ckpt.npz")
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    schedule.load_state_dict(state["scheduler"])
+    assert state["epoch"] == 5
+    rest = train(model, opt, schedule, data[5:])
+    assert first + rest == straight  # exactly: same float32 arithmetic in the same order
