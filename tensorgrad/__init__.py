@@ -10,7 +10,7 @@ The layers: ``ops`` (each op's forward and VJP, on arrays) → ``Tensor`` and th
 sweep → ``nn``, ``optim`` and ``data``. The scalar engine ``tensorgrad.scalar`` stands apart.
 """
 
-from tensorgrad import backend
+from tensorgrad import backend, nn, optim
 from tensorgrad.autograd import backward, grad
 from tensorgrad.backend import (
     bool_,
@@ -59,6 +59,7 @@ from tensorgrad.functional import (
     var,
 )
 from tensorgrad.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tensorgrad.serialization import load, save
 from tensorgrad.tensor import (
     Tensor,
     as_tensor,
@@ -77,15 +78,67 @@ clamp = clip
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "__version__", "abs", "arange", "as_tensor", "backend", "backward", "bool_",
-    "cat", "clamp", "clip", "concatenate", "cos", "enable_grad", "exp", "eye", "float16",
-    "float32", "float64", "full", "full_like", "gelu", "grad", "int32", "int64",
-    "is_grad_enabled", "leaky_relu", "log", "log_softmax", "logsumexp", "manual_seed",
-    "matmul", "max", "maximum", "mean", "min", "minimum", "no_grad", "ones", "ones_like",
-    "rand", "randint", "randn", "relu", "set_grad_enabled", "sigmoid", "sin", "softmax",
-    "split", "sqrt", "stack", "sum", "tanh", "tensor", "uint8", "var", "where", "zeros",
+    "Tensor",
+    "__version__",
+    "abs",
+    "arange",
+    "as_tensor",
+    "backend",
+    "backward",
+    "bool_",
+    "cat",
+    "clamp",
+    "clip",
+    "concatenate",
+    "cos",
+    "enable_grad",
+    "exp",
+    "eye",
+    "float16",
+    "float32",
+    "float64",
+    "full",
+    "full_like",
+    "gelu",
+    "grad",
+    "int32",
+    "int64",
+    "is_grad_enabled",
+    "leaky_relu",
+    "load",
+    "log",
+    "log_softmax",
+    "logsumexp",
+    "manual_seed",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "nn",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "optim",
+    "rand",
+    "randint",
+    "randn",
+    "relu",
+    "save",
+    "set_grad_enabled",
+    "sigmoid",
+    "sin",
+    "softmax",
+    "split",
+    "sqrt",
+    "stack",
+    "sum",
+    "tanh",
+    "tensor",
+    "uint8",
+    "var",
+    "where",
+    "zeros",
     "zeros_like",
 ]
-
-from tensorgrad import nn, optim
-from tensorgrad.serialization import load, save

@@ -129,7 +129,8 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool, caller: str) -> Any:
         seed_tensor = _wrap(np.array(array, dtype=root.dtype, copy=True))
     if seed_tensor.shape != root.shape:
         raise ValueError(
-            f"{caller}: gradient has shape {seed_tensor.shape}, but the tensor has shape {root.shape}"
+            f"{caller}: gradient has shape {seed_tensor.shape}, "
+            f"but the tensor has shape {root.shape}"
         )
     return seed_tensor.astype(root.dtype) if create_graph else seed_tensor._data
 
@@ -190,9 +191,7 @@ def backward(
     tensors = list(tensors)
     grad_tensors = list(grad_tensors) if grad_tensors is not None else [None] * len(tensors)
     if len(grad_tensors) != len(tensors):
-        raise ValueError(
-            f"backward: got {len(grad_tensors)} gradients for {len(tensors)} tensors"
-        )
+        raise ValueError(f"backward: got {len(grad_tensors)} gradients for {len(tensors)} tensors")
     if retain_graph is None:
         retain_graph = create_graph
     seeds = [_seed(t, g, create_graph, "backward") for t, g in zip(tensors, grad_tensors)]
@@ -235,5 +234,7 @@ def grad(
                 f"grad: input {i} was not used to compute the outputs; pass allow_unused=True "
                 "to get None for it"
             )
-        results.append(None if value is None else value if isinstance(value, Tensor) else _wrap(value))
+        results.append(
+            None if value is None else value if isinstance(value, Tensor) else _wrap(value)
+        )
     return tuple(results)

@@ -57,7 +57,9 @@ def ones_like(other: Any, dtype: Any = None, requires_grad: bool = False) -> Ten
     return _make(backend.ones(other.shape, dtype or other.dtype), requires_grad)
 
 
-def full_like(other: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full_like(
+    other: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
     other = other if isinstance(other, Tensor) else Tensor(other)
     return _make(backend.full(other.shape, fill_value, dtype or other.dtype), requires_grad)
 

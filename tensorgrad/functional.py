@@ -23,7 +23,7 @@ def sqrt(x: Any) -> Tensor:
     return as_tensor(x).sqrt()
 
 
-def abs(x: Any) -> Tensor:  # noqa: A001 - the conventional name
+def abs(x: Any) -> Tensor:
     return as_tensor(x).abs()
 
 
@@ -55,11 +55,11 @@ def gelu(x: Any, approximate: str = "none") -> Tensor:
     return as_tensor(x).gelu(approximate)
 
 
-def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
     return as_tensor(x).clip(min, max)
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return as_tensor(x).sum(axis, keepdims)
 
 
@@ -71,11 +71,11 @@ def var(x: Any, axis: Any = None, keepdims: bool = False, correction: int = 1) -
     return as_tensor(x).var(axis, keepdims, correction)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return as_tensor(x).max(axis, keepdims)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return as_tensor(x).min(axis, keepdims)
 
 

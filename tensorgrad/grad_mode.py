@@ -42,19 +42,19 @@ class _GradMode:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_GradMode):  # noqa: N801 - named as PyTorch's
+class no_grad(_GradMode):
     """Do not record operations: for inference and for updating parameters in place."""
 
     enabled = False
 
 
-class enable_grad(_GradMode):  # noqa: N801 - named as PyTorch's
+class enable_grad(_GradMode):
     """Record operations again, for example inside a ``no_grad`` block."""
 
     enabled = True
 
 
-class set_grad_enabled(_GradMode):  # noqa: N801 - named as PyTorch's
+class set_grad_enabled(_GradMode):
     """Turn recording on or off: ``with set_grad_enabled(training): ...``."""
 
     def __init__(self, mode: bool) -> None:

@@ -26,7 +26,15 @@ class Tensor:
     require grad. Operators accept Python numbers and arrays on either side.
     """
 
-    __slots__ = ("__weakref__", "_ctx", "_data", "_grad", "_retains_grad", "_version", "requires_grad")
+    __slots__ = (
+        "__weakref__",
+        "_ctx",
+        "_data",
+        "_grad",
+        "_retains_grad",
+        "_version",
+        "requires_grad",
+    )
     __hash__ = object.__hash__  # ``==`` is elementwise, but graph walks need identity hashing
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
@@ -63,7 +71,8 @@ class Tensor:
             value = value if isinstance(value, Tensor) else Tensor(value, dtype=self.dtype)
             if value.shape != self.shape:
                 raise ValueError(
-                    f"grad: assigned gradient has shape {value.shape}, tensor has shape {self.shape}"
+                    f"grad: assigned gradient has shape {value.shape}, "
+                    f"tensor has shape {self.shape}"
                 )
         self._grad = value
 
@@ -98,7 +107,7 @@ class Tensor:
         return self._ctx
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - the conventional name
+    def T(self) -> Tensor:
         """The tensor with its axes reversed (a transpose for matrices)."""
         return self.transpose()
 
@@ -233,8 +242,10 @@ class Tensor:
     # ----------------------------------------------------------------- in place
     def _check_inplace(self, name: str) -> None:
         if self.requires_grad and _grad_state.enabled:
-            kind = "a leaf tensor that requires grad" if self._ctx is None else (
-                "a tensor that is part of a graph"
+            kind = (
+                "a leaf tensor that requires grad"
+                if self._ctx is None
+                else ("a tensor that is part of a graph")
             )
             raise RuntimeError(
                 f"{name}: in-place operation on {kind}; write it out of place "
@@ -295,7 +306,7 @@ class Tensor:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         self._check_inplace("clamp_")
         np.clip(self._data, min, max, out=self._data)
         self._version += 1
@@ -438,7 +449,7 @@ class Tensor:
     def gelu(self, approximate: str = "none") -> Tensor:
         return _apply(ops.Gelu(approximate), self)
 
-    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
         """Clamp into ``[min, max]``; the gradient passes where ``min <= x <= max``."""
         return _apply(ops.Clip(backend.scalar_operand(min), backend.scalar_operand(max)), self)
 
@@ -608,8 +619,10 @@ def _named_error(name: str, exc: Exception) -> Exception:
     message = str(exc)
     if not message.startswith(f"{name}:"):
         message = f"{name}: {message}"
-    kind = IndexError if isinstance(exc, IndexError) else (
-        ValueError if isinstance(exc, ValueError) else TypeError
+    kind = (
+        IndexError
+        if isinstance(exc, IndexError)
+        else (ValueError if isinstance(exc, ValueError) else TypeError)
     )
     return kind(message)
 
@@ -804,9 +817,25 @@ _DIFFERENTIABLE_UFUNCS = {
 
 #: ufuncs whose result carries no gradient (comparisons, tests, rounding, sign)
 _CONSTANT_UFUNCS = {
-    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-    np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.sign, np.isnan,
-    np.isinf, np.isfinite, np.floor, np.ceil, np.rint, np.trunc, np.signbit,
+    np.equal,
+    np.not_equal,
+    np.less,
+    np.less_equal,
+    np.greater,
+    np.greater_equal,
+    np.logical_and,
+    np.logical_or,
+    np.logical_xor,
+    np.logical_not,
+    np.sign,
+    np.isnan,
+    np.isinf,
+    np.isfinite,
+    np.floor,
+    np.ceil,
+    np.rint,
+    np.trunc,
+    np.signbit,
 }
 
 

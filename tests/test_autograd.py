@@ -383,7 +383,9 @@ def test_broadcast_error_names_op_and_shapes():
 
 
 def test_axis_out_of_range():
-    with pytest.raises(IndexError, match="sum: axis 2 is out of range for a tensor of 2 dimensions"):
+    with pytest.raises(
+        IndexError, match="sum: axis 2 is out of range for a tensor of 2 dimensions"
+    ):
         tg.ones(2, 3).sum(axis=2)
 
 

@@ -28,7 +28,7 @@ def test_page_snippets_run(page, tmp_path, monkeypatch):
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for number, block in enumerate(python_blocks(page), 1):
         code = compile(block, f"{page.name} block {number}", "exec")
-        exec(code, namespace)  # noqa: S102 - running our own documentation
+        exec(code, namespace)
 
 
 def test_readme_quick_start_numbers(capsys):

@@ -76,7 +76,7 @@ def test_creation_values():
     np.testing.assert_array_equal(tg.full((2,), 7.0).data, [7.0, 7.0])
     np.testing.assert_array_equal(tg.eye(2).data, np.eye(2))
     np.testing.assert_array_equal(tg.arange(1, 7, 2).data, [1, 3, 5])
-    assert 0 <= tg.rand(1000).data.min() and tg.rand(1000).data.max() < 1
+    assert tg.rand(1000).data.min() >= 0 and tg.rand(1000).data.max() < 1
 
 
 def test_manual_seed_makes_random_tensors_repeatable():
