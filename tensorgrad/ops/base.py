@@ -88,7 +88,12 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if isinstance(axis, (int, np.integer)):
+        axes = (axis,)
+    elif isinstance(axis, Sequence) and not isinstance(axis, str):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
     result = []
     for a in axes:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):

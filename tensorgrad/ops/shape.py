@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, sum_to
+from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, sum_to
 
 
 class Reshape(Op):
@@ -31,6 +31,14 @@ class Transpose(Op):
         self.axes = axes
 
     def forward(self, x):
+        if self.axes is not None:
+            ndim = np.ndim(x)
+            if len(self.axes) != ndim:
+                raise ValueError(
+                    f"transpose: axes {tuple(self.axes)} do not match a tensor of {ndim} "
+                    f"dimension{'' if ndim == 1 else 's'}"
+                )
+            normalize_axes(self.axes, ndim, self.name)  # out of range or repeated: say so
         return x.transpose(self.axes)
 
     def backward(self, grad, out, x):

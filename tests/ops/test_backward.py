@@ -1,0 +1,245 @@
+"""Every registered op's backward: directional derivative, full Jacobian, zero upstream,
+repeatability, dtypes and shapes, views, partial requires_grad, and second derivatives.
+
+The numeric checks run in float64 with ε = 1e-6: the central difference's rounding error is
+about 1e-16·|f|/ε ≈ 1e-10 and its truncation error ε²·f''' ≈ 1e-12, so a tolerance of 1e-6
+leaves room for rounding and none for a wrong formula. Conventions at kinks and ties are
+checked by value at the end of this file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad.gradcheck import GradcheckWarning, gradcheck, gradgradcheck
+from tests.ops.registry import cases, outputs
+
+GRAD_CASES = cases(differentiable=True, grad=True)
+#: samples small enough for the full Jacobian (one backward per output element)
+SMALL_CASES = cases(differentiable=True, grad=True, max_size=40)
+SECOND_ORDER_CASES = [
+    case
+    for case in cases(differentiable=True, grad=True, max_size=60)
+    if not case.values[0].second_order
+]
+MULTI_INPUT_CASES = [case for case in GRAD_CASES if len(case.values[1].args) > 1]
+VIEW_CASES = [case for case in GRAD_CASES if set(case.values[1].layouts) - {"C"}]
+
+
+def as_fn(info, sample):
+    return lambda *tensors: info.call(tensors, sample)
+
+
+def weights_for(results, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(o.shape).astype(o.dtype) for o in results]
+
+
+def gradients(info, sample, tensors, *, seed=0, **kwargs):
+    """d(sum(out * W))/d(tensor) for each tensor, by ``tg.grad``; zeros where unused."""
+    results = [o for o in outputs(info.call(tensors, sample)) if o.requires_grad]
+    weights = weights_for(results, seed)
+    wanted = [t for t in tensors if t.requires_grad]
+    grads = tg.grad(results, wanted, weights, allow_unused=True, **kwargs)
+    return [np.zeros(t.shape) if g is None else g.data for g, t in zip(grads, wanted, strict=True)]
+
+
+# --------------------------------------------------------------------------- numeric checks
+def rounding_warning(info):
+    """gradcheck warns when fn rounds to float32 on the way (the cast entries)."""
+    if info.out_dtype == np.float32:
+        return pytest.warns(GradcheckWarning, match="float32 outputs")
+    return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize(("info", "sample"), GRAD_CASES)
+def test_directional_derivative(info, sample):
+    fn = as_fn(info, sample)
+    with rounding_warning(info):
+        assert gradcheck(
+            fn, sample.tensors(), eps=info.eps, atol=info.atol, rtol=info.rtol, n_directions=2
+        )
+
+
+@pytest.mark.parametrize(("info", "sample"), SMALL_CASES)
+def test_full_jacobian(info, sample):
+    fn = as_fn(info, sample)
+    with rounding_warning(info):
+        assert gradcheck(
+            fn, sample.tensors(), mode="jacobian", eps=info.eps, atol=info.atol, rtol=10 * info.rtol
+        )
+
+
+@pytest.mark.parametrize(("info", "sample"), SECOND_ORDER_CASES)
+def test_second_derivative(info, sample):
+    fn = as_fn(info, sample)
+    assert gradgradcheck(fn, sample.tensors(), atol=1e-5, rtol=1e-5, n_directions=2)
+
+
+# --------------------------------------------------------------------------- exact properties
+@pytest.mark.parametrize(("info", "sample"), GRAD_CASES)
+def test_zero_upstream_gives_zero_gradients(info, sample):
+    tensors = sample.tensors()
+    results = [o for o in outputs(info.call(tensors, sample)) if o.requires_grad]
+    zeros = [np.zeros(o.shape, o.dtype) for o in results]
+    for g in tg.grad(results, tensors, zeros, allow_unused=True):
+        assert g is None or np.all(g.data == 0), g
+
+
+@pytest.mark.parametrize(("info", "sample"), GRAD_CASES)
+def test_repeated_backward_is_identical(info, sample):
+    tensors = sample.tensors()
+    results = [o for o in outputs(info.call(tensors, sample)) if o.requires_grad]
+    weights = weights_for(results)
+    first = tg.grad(results, tensors, weights, retain_graph=True, allow_unused=True)
+    second = tg.grad(results, tensors, weights, retain_graph=True, allow_unused=True)
+    rebuilt = gradients(info, sample, tensors)
+    for a, b, c in zip(first, second, rebuilt, strict=True):
+        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.data, c)
+    # .backward accumulates: twice the same graph gives exactly twice the gradient
+    tg.backward(results, weights, retain_graph=True)
+    tg.backward(results, weights)
+    for t, g in zip(tensors, first, strict=True):
+        np.testing.assert_array_equal(t.grad.data, g.data + g.data)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize(("info", "sample"), GRAD_CASES)
+def test_gradient_dtype_and_shape(info, sample, dtype):
+    tensors = sample.tensors(dtype)
+    results = [o for o in outputs(info.call(tensors, sample)) if o.requires_grad]
+    tg.backward(results, weights_for(results))
+    for t in tensors:
+        assert t.grad is not None
+        assert t.grad.shape == t.shape
+        assert t.grad.dtype == t.dtype, f"{dtype.__name__} input, {t.grad.dtype} gradient"
+        assert np.all(np.isfinite(t.grad.data))
+
+
+@pytest.mark.parametrize(("info", "sample"), GRAD_CASES)
+def test_create_graph_gives_the_same_gradients(info, sample):
+    """The VJPs run on Tensors (create_graph=True) agree with the VJPs run on arrays."""
+    plain = gradients(info, sample, sample.tensors())
+    recorded = gradients(info, sample, sample.tensors(), create_graph=True)
+    for a, b in zip(plain, recorded, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(("info", "sample"), MULTI_INPUT_CASES)
+def test_gradient_of_one_input_alone(info, sample):
+    """With only one input requiring grad, its gradient is unchanged (others are skipped)."""
+    full = gradients(info, sample, sample.tensors())
+    for i in range(len(sample.args)):
+        tensors = sample.tensors(requires_grad=False)
+        tensors[i].requires_grad_()
+        (alone,) = gradients(info, sample, tensors)
+        np.testing.assert_array_equal(alone, full[i])
+
+
+@pytest.mark.parametrize(("info", "sample"), VIEW_CASES)
+def test_views_give_the_gradients_of_contiguous_copies(info, sample):
+    views = sample.tensors()
+    assert any(not t.data.flags.c_contiguous for t in views)
+    copies = [tg.Tensor(np.ascontiguousarray(t.data), requires_grad=True) for t in views]
+    for a, b in zip(gradients(info, sample, views), gradients(info, sample, copies), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+# --------------------------------------------------------------------------- conventions
+def leaf(values):
+    return tg.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
+
+
+def grad_of(fn, *values):
+    tensors = [leaf(v) for v in values]
+    result = fn(*tensors)
+    result.backward(np.ones(result.shape))
+    return [t.grad.data for t in tensors]
+
+
+CONVENTIONS = [
+    # (description, function, inputs, expected gradients)
+    ("relu'(0) = 0", lambda x: x.relu(), [[-1.0, 0.0, 2.0]], [[0.0, 0.0, 1.0]]),
+    ("abs'(0) = 0", lambda x: abs(x), [[-1.0, 0.0, 2.0]], [[-1.0, 0.0, 1.0]]),
+    ("leaky_relu'(0) = slope", lambda x: x.leaky_relu(0.1), [[-1.0, 0.0, 2.0]], [[0.1, 0.1, 1.0]]),
+    (
+        "clip passes at its bounds",
+        lambda x: x.clip(-1.0, 1.0),
+        [[-2.0, -1.0, 0.0, 1.0, 2.0]],
+        [[0.0, 1.0, 1.0, 1.0, 0.0]],
+    ),
+    ("max ties share evenly", lambda x: x.max(), [[1.0, 3.0, 3.0]], [[0.0, 0.5, 0.5]]),
+    (
+        "max ties per row",
+        lambda x: x.max(axis=1),
+        [[[2.0, 2.0, 2.0], [1.0, 5.0, 0.0]]],
+        [[[1 / 3, 1 / 3, 1 / 3], [0.0, 1.0, 0.0]]],
+    ),
+    (
+        "min ties share evenly",
+        lambda x: x.min(axis=0),
+        [[[1.0, 2.0], [1.0, 3.0]]],
+        [[[0.5, 1.0], [0.5, 0.0]]],
+    ),
+    (
+        "maximum ties split",
+        lambda x, y: tg.maximum(x, y),
+        [[1.0, 2.0, 3.0], [1.0, 5.0, 0.0]],
+        [[0.5, 0.0, 1.0], [0.5, 1.0, 0.0]],
+    ),
+    (
+        "minimum ties split",
+        lambda x, y: tg.minimum(x, y),
+        [[1.0, 2.0], [1.0, 5.0]],
+        [[0.5, 1.0], [0.5, 0.0]],
+    ),
+    ("maximum(x, x) = x", lambda x: tg.maximum(x, x), [[1.0, -2.0]], [[1.0, 1.0]]),
+    ("x ** 0 has zero gradient at 0", lambda x: x**0, [[0.0, 2.0]], [[0.0, 0.0]]),
+    ("x ** 2 at 0", lambda x: x**2, [[0.0, -1.5]], [[0.0, -3.0]]),
+    (
+        "d(x ** y)/dy is 0 at x = 0",
+        lambda x, y: x**y,
+        [[0.0, 2.0], [2.0, 3.0]],
+        [[0.0, 12.0], [0.0, 8 * np.log(2.0)]],
+    ),
+    (
+        "repeated indices accumulate",
+        lambda x: x[np.array([0, 0, 2, 0])],
+        [[1.0, 2.0, 3.0]],
+        [[3.0, 0.0, 1.0]],
+    ),
+    (
+        "repeated index pairs accumulate",
+        lambda x: x[np.array([1, 1]), np.array([0, 0])],
+        [[[1.0, 2.0], [3.0, 4.0]]],
+        [[[0.0, 0.0], [2.0, 0.0]]],
+    ),
+    (
+        "mask selects once",
+        lambda x: x[np.array([True, False, True])],
+        [[1.0, 2.0, 3.0]],
+        [[1.0, 0.0, 1.0]],
+    ),
+    ("x * x reuses an input", lambda x: x * x, [[3.0, -1.0]], [[6.0, -2.0]]),
+    ("add hands one array to both sides", lambda x: x + x, [[3.0, -1.0]], [[2.0, 2.0]]),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "values", "expected"), [pytest.param(f, v, e, id=d) for d, f, v, e in CONVENTIONS]
+)
+def test_convention(fn, values, expected):
+    for got, want in zip(grad_of(fn, *values), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
+def test_pow_gradient_for_exponent_is_nan_for_negative_base():
+    x, y = leaf([-2.0]), leaf([2.0])
+    (x**y).sum().backward()
+    assert np.isnan(y.grad.data[0])
+    assert x.grad.data[0] == -4.0

@@ -1,0 +1,119 @@
+"""Errors by type and message: every registered error input, and the autograd misuses.
+
+A failed op must leave nothing behind: its inputs unchanged, no op recorded, and a later
+backward through the same inputs exactly right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad import ops
+from tests.ops.registry import error_cases
+
+
+def recorded_ops_in(traceback) -> list[ops.Op]:
+    """Ops found in the frames of a traceback that were given a place in a graph."""
+    found = []
+    while traceback is not None:
+        for value in traceback.tb_frame.f_locals.values():
+            if isinstance(value, ops.Op) and getattr(value, "parents", None) is not None:
+                found.append(value)
+        traceback = traceback.tb_next
+    return found
+
+
+@pytest.mark.parametrize(("info", "error"), error_cases())
+def test_error_input(info, error):
+    tensors = [tg.Tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in error.args]
+    before = [(t.data.copy(), t._version) for t in tensors]
+    with pytest.raises(error.error, match=error.match) as excinfo:
+        info.fn(*tensors, **error.kwargs)
+    # nothing half-recorded: no op in the failed call got parents, the inputs are untouched
+    assert recorded_ops_in(excinfo.value.__traceback__) == []
+    for t, (data, version) in zip(tensors, before, strict=True):
+        np.testing.assert_array_equal(t.data, data)
+        assert t._version == version
+        assert t.grad is None and t.is_leaf and t.requires_grad
+    # and the inputs still differentiate exactly
+    if tensors:
+        tg.backward([(t * 2.0).sum() for t in tensors])
+        for t in tensors:
+            np.testing.assert_array_equal(t.grad.data, np.full(t.shape, 2.0))
+
+
+# --------------------------------------------------------------------------- autograd misuse
+@pytest.mark.parametrize("dtype", [tg.int64, tg.int32, tg.uint8, tg.bool_])
+def test_requires_grad_on_a_non_float_tensor(dtype):
+    with pytest.raises(
+        TypeError,
+        match=rf"only floating-point tensors can require gradients, "
+        rf"this one is {np.dtype(dtype)}",
+    ):
+        tg.tensor([1, 0], dtype=dtype, requires_grad=True)
+    with pytest.raises(TypeError, match="only floating-point tensors can require gradients"):
+        tg.tensor([1, 0], dtype=dtype).requires_grad_()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: tg.tensor([1.0, 2.0]).sum(), id="constant"),
+        pytest.param(lambda: tg.tensor([1.0, 2.0], requires_grad=True).argmax(), id="argmax"),
+        pytest.param(
+            lambda: tg.tensor([1.0, 2.0], requires_grad=True).detach().sum(), id="detached"
+        ),
+    ],
+)
+def test_backward_from_a_tensor_that_does_not_require_grad(make):
+    with pytest.raises(RuntimeError, match=r"^backward: the tensor does not require grad"):
+        make().backward()
+
+
+def test_grad_of_a_tensor_that_does_not_require_grad():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^grad: the tensor does not require grad"):
+        tg.grad(tg.tensor([1.0]).sum(), x)
+
+
+def test_backward_under_no_grad_has_nothing_to_differentiate():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with tg.no_grad():
+        y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        y.backward()
+
+
+def test_failed_op_inside_a_graph_leaves_the_graph_intact():
+    x = tg.Tensor(np.array([[1.0, 2.0, 3.0]]), requires_grad=True)
+    y = x * 3.0
+    with pytest.raises(ValueError, match=r"matmul: shapes \(1, 3\) and \(2, 2\)"):
+        y @ tg.Tensor(np.ones((2, 2)), requires_grad=True)
+    with pytest.raises(IndexError, match=r"sum: axis 5 is out of range"):
+        y.sum(axis=5)
+    assert isinstance(y.grad_fn, ops.Mul)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[3.0, 3.0, 3.0]])
+
+
+def test_broadcast_error_names_both_shapes():
+    x = tg.Tensor(np.ones((3, 1, 2)), requires_grad=True)
+    with pytest.raises(ValueError, match=r"\(3,1,2\) \(4,3\)"):
+        x + tg.Tensor(np.ones((4, 3)))
+
+
+def test_matmul_error_names_both_shapes():
+    with pytest.raises(ValueError, match=r"shapes \(2, 1, 3, 4\) and \(5, 3, 2\)"):
+        tg.Tensor(np.ones((2, 1, 3, 4))) @ tg.Tensor(np.ones((5, 3, 2)))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tensor.py (not ours): unsqueeze checks the axis against ndim + 1 and names that "
+    "count, so a 2-D tensor is called 3-dimensional; reported to the lead",
+)
+def test_unsqueeze_error_names_the_tensors_own_dimensions():
+    with pytest.raises(IndexError, match=r"^unsqueeze: axis 4 is out of range for a tensor of 2 "):
+        tg.Tensor(np.ones((2, 3))).unsqueeze(4)

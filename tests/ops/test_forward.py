@@ -1,0 +1,123 @@
+"""Every registered op's forward against its NumPy reference, in float64 and float32."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tests.ops.registry import REGISTRY, cases, outputs, quiet
+
+#: float64 results may differ from the reference by rounding (a different but exact formula)
+TOLERANCE = {np.float64: {"rtol": 1e-10, "atol": 1e-12}, np.float32: {"rtol": 1e-5, "atol": 1e-6}}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize(("info", "sample"), cases())
+def test_forward_matches_numpy(info, sample, dtype):
+    arrays = sample.arrays(dtype)
+    with quiet(sample):
+        result = outputs(info.call([tg.Tensor(a) for a in arrays], sample))
+    # the reference runs in float64 on the very same (possibly float32-rounded) values
+    expected = outputs(info.reference([a.astype(np.float64) for a in arrays], sample))
+    assert len(result) == len(expected)
+    out_dtype = np.dtype(info.out_dtype or dtype)
+    for got, want in zip(result, expected, strict=True):
+        assert isinstance(got, tg.Tensor)
+        assert got.dtype == out_dtype, f"{info.name}: {dtype.__name__} in, {got.dtype} out"
+        assert got.shape == np.shape(want)
+        if out_dtype.kind in "iu":
+            np.testing.assert_array_equal(got.data, want)
+        else:
+            np.testing.assert_allclose(got.data, want, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize(("info", "sample"), cases())
+def test_recording_does_not_change_the_result(info, sample):
+    with quiet(sample):
+        plain = outputs(info.call(sample.tensors(requires_grad=False), sample))
+        recorded = outputs(info.call(sample.tensors(requires_grad=True), sample))
+    for a, b in zip(plain, recorded, strict=True):
+        np.testing.assert_array_equal(a.data, b.data)
+        assert not a.requires_grad
+        assert b.requires_grad == info.differentiable
+
+
+@pytest.mark.parametrize(("info", "sample"), cases(differentiable=True, grad=True))
+def test_forward_and_backward_leave_inputs_unchanged(info, sample):
+    tensors = sample.tensors()
+    before = [t.data.copy() for t in tensors]
+    results = [o for o in outputs(info.call(tensors, sample)) if o.requires_grad]
+    tg.backward(results, [np.ones(o.shape) for o in results])
+    for t, original in zip(tensors, before, strict=True):
+        np.testing.assert_array_equal(t.data, original)
+
+
+#: entries exempt from a coverage rule, and why
+COVERAGE_EXEMPT = {
+    "0-d": {
+        "matmul": "needs operands of at least 1 dimension (an error input)",
+        "tg_matmul": "an alias of matmul",
+        "swapaxes": "a 0-d tensor has no axes to swap",
+        "split": "a 0-d tensor has no axis to split along",
+        "concatenate": "0-d tensors cannot be concatenated (an error input)",
+        "cat": "an alias of concatenate",
+        "view": "an alias of reshape",
+        "permute": "needs 3 axes; transpose covers 0-d",
+        "cross_entropy": "logits are 2-D (an error input)",
+        "linear": "the weight is 2-D; the input at least 1-D",
+        "linear_nobias": "the weight is 2-D; the input at least 1-D",
+        "softmax": "needs an axis (an error input)",
+        "log_softmax": "needs an axis (an error input)",
+        "expand": "alias of broadcast_to",
+    },
+    "empty": {
+        "view": "an alias of reshape",
+        "T": "an alias of transpose",
+        "expand": "an alias of broadcast_to",
+        "cat": "an alias of concatenate",
+        "tg_matmul": "an alias of matmul",
+    },
+    "size-1": {
+        "view": "an alias of reshape",
+        "permute": "an alias of transpose",
+        "cat": "an alias of concatenate",
+        "tg_matmul": "an alias of matmul",
+        "T": "an alias of transpose",
+    },
+    "non-contiguous": {
+        "permute": "an alias of transpose",
+        "expand": "an alias of broadcast_to",
+        "cat": "an alias of concatenate",
+        "tg_matmul": "an alias of matmul",
+        "argmax": "forward only",
+        "argmin": "forward only",
+    },
+}
+
+
+def _has(feature: str, array: np.ndarray) -> bool:
+    if feature == "0-d":
+        return array.ndim == 0
+    if feature == "empty":
+        return array.size == 0
+    if feature == "size-1":
+        return array.size == 1 and array.ndim > 0
+    return not array.flags.c_contiguous
+
+
+@pytest.mark.parametrize("feature", list(COVERAGE_EXEMPT))
+def test_registry_covers(feature):
+    """Every op has a sample with a 0-d, an empty, a size-1 and a non-contiguous input."""
+    missing = []
+    for info in REGISTRY:
+        if info.name in COVERAGE_EXEMPT[feature]:
+            continue
+        arrays = [a for s in info.samples() for a in s.arrays()]
+        if not any(_has(feature, a) for a in arrays):
+            missing.append(info.name)
+    assert not missing, f"no {feature} sample for {missing}"
+
+
+def test_clamp_is_clip():
+    assert tg.clamp is tg.clip
