@@ -463,7 +463,10 @@ class Tensor:
 
     def astype(self, dtype: Any) -> Tensor:
         """This tensor converted to ``dtype`` (a differentiable cast between float types)."""
-        dtype = backend.as_dtype(dtype)
+        try:
+            dtype = backend.as_dtype(dtype)
+        except TypeError as exc:
+            raise _named_error("astype", exc) from exc
         if dtype == self.dtype:
             return self
         if self.requires_grad and not backend.is_floating(dtype):
@@ -578,7 +581,13 @@ class Tensor:
 
     def unsqueeze(self, axis: int) -> Tensor:
         """Insert an axis of size 1 at ``axis`` (which may be ``ndim``, or negative)."""
-        position = ops.normalize_axis(axis, self.ndim + 1, "unsqueeze")
+        ndim = self.ndim
+        if not -ndim - 1 <= axis <= ndim:
+            raise IndexError(
+                f"unsqueeze: axis {axis} is out of range for a tensor of {ndim} dimensions "
+                f"(a new axis goes at {-ndim - 1}..{ndim})"
+            )
+        position = axis % (ndim + 1)
         shape = list(self.shape)
         shape.insert(position, 1)
         return self.reshape(tuple(shape))

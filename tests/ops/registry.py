@@ -558,7 +558,7 @@ register(
             ErrorInput(
                 (np.ones(3),),
                 TypeError,
-                r"^not a dtype: 'float17'",
+                r"^astype: not a dtype: 'float17'",
                 {"dtype": "float17"},
                 "bad_dtype",
             ),

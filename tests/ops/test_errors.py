@@ -109,11 +109,6 @@ def test_matmul_error_names_both_shapes():
         tg.Tensor(np.ones((2, 1, 3, 4))) @ tg.Tensor(np.ones((5, 3, 2)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py (not ours): unsqueeze checks the axis against ndim + 1 and names that "
-    "count, so a 2-D tensor is called 3-dimensional; reported to the lead",
-)
 def test_unsqueeze_error_names_the_tensors_own_dimensions():
     with pytest.raises(IndexError, match=r"^unsqueeze: axis 4 is out of range for a tensor of 2 "):
         tg.Tensor(np.ones((2, 3))).unsqueeze(4)
