@@ -3,6 +3,8 @@ same batch, same loss; the losses and every parameter gradient agree in float64.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,7 @@ def test_scalar_mlp_and_nn_mlp_agree(seed):
     sizes = [5, 8, 6, 3]
     weights = [
         (rng.normal(size=(n_out, n_in)), rng.normal(scale=0.1, size=n_out))
-        for n_in, n_out in zip(sizes[:-1], sizes[1:])
+        for n_in, n_out in itertools.pairwise(sizes)
     ]
     x = rng.normal(size=(4, sizes[0]))
     y = rng.integers(0, sizes[-1], size=4)

@@ -18,7 +18,10 @@ class Add(Op):
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        return (sum_to(grad, np.shape(x)) if nx else None, sum_to(grad, np.shape(y)) if ny else None)
+        return (
+            sum_to(grad, np.shape(x)) if nx else None,
+            sum_to(grad, np.shape(y)) if ny else None,
+        )
 
 
 class Sub(Op):
@@ -29,7 +32,10 @@ class Sub(Op):
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        return (sum_to(grad, np.shape(x)) if nx else None, sum_to(-grad, np.shape(y)) if ny else None)
+        return (
+            sum_to(grad, np.shape(x)) if nx else None,
+            sum_to(-grad, np.shape(y)) if ny else None,
+        )
 
 
 class Mul(Op):
@@ -88,7 +94,9 @@ class Pow(Op):
                 dx = sum_to(grad * (y * x ** (y - 1)), np.shape(x))
         if ny:
             positive = x > 0
-            log_x = np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan))
+            log_x = np.where(
+                positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan)
+            )
             dy = sum_to(grad * out * log_x, np.shape(y))
         return dx, dy
 

@@ -17,7 +17,9 @@ class MatMul(Op):
     def forward(self, x, y):
         xs, ys = np.shape(x), np.shape(y)
         if not xs or not ys:
-            raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {xs} and {ys}")
+            raise ValueError(
+                f"matmul: both operands need at least 1 dimension, got shapes {xs} and {ys}"
+            )
         try:
             return np.matmul(x, y)
         except ValueError:
@@ -26,7 +28,9 @@ class MatMul(Op):
                 reason = f"inner dimensions differ ({inner_x} vs {inner_y})"
             else:
                 reason = "batch dimensions do not broadcast"
-            raise ValueError(f"matmul: shapes {xs} and {ys} cannot be multiplied: {reason}") from None
+            raise ValueError(
+                f"matmul: shapes {xs} and {ys} cannot be multiplied: {reason}"
+            ) from None
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad

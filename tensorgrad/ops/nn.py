@@ -85,9 +85,13 @@ class CrossEntropy(Op):
 
     def __init__(self, target: np.ndarray, reduction: str = "mean", label_smoothing: float = 0.0):
         if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+            raise ValueError(
+                f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
+            )
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+            raise ValueError(
+                f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}"
+            )
         self.target, self.reduction, self.smoothing = target, reduction, label_smoothing
 
     def _target_weights(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -100,7 +104,9 @@ class CrossEntropy(Op):
     def forward(self, logits):
         target = self.target
         if np.ndim(logits) != 2:
-            raise ValueError(f"cross_entropy: logits must be 2-D (batch, classes), got shape {np.shape(logits)}")
+            raise ValueError(
+                f"cross_entropy: logits must be 2-D (batch, classes), got shape {np.shape(logits)}"
+            )
         n, c = np.shape(logits)
         if np.ndim(target) != 1 or len(target) != n:
             raise ValueError(
@@ -108,12 +114,12 @@ class CrossEntropy(Op):
                 f"{np.shape(logits)}, got {np.shape(target)}"
             )
         if target.dtype.kind not in "iu":
-            raise TypeError(f"cross_entropy: target must hold class indices (integers), got {target.dtype}")
-        if n and (target.min() < 0 or target.max() >= c):
-            raise IndexError(
-                f"cross_entropy: target class {int(target.max() if target.max() >= c else target.min())} "
-                f"is out of range for {c} classes"
+            raise TypeError(
+                f"cross_entropy: target must hold class indices (integers), got {target.dtype}"
             )
+        if n and (target.min() < 0 or target.max() >= c):
+            bad = int(target.max() if target.max() >= c else target.min())
+            raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
         logp = LogSoftmax(axis=1).forward(logits)
         if self.smoothing:
             losses = -(logp * self._target_weights((n, c), logp.dtype)).sum(axis=1)

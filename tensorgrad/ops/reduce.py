@@ -42,7 +42,9 @@ class Mean(_Reduction):
         return x.mean(axis=self._axes(x), keepdims=self.keepdims)
 
     def backward(self, grad, out, x):
-        count = max(self._count(x), 1)  # an empty mean is NaN; its (empty) gradient needs no division
+        count = max(
+            self._count(x), 1
+        )  # an empty mean is NaN; its (empty) gradient needs no division
         return (np.broadcast_to(self._expand(grad, x) / count, np.shape(x)),)
 
 

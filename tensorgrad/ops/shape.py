@@ -135,9 +135,7 @@ class Concatenate(Op):
             if len(shape) != ndim or any(
                 a != b for i, (a, b) in enumerate(zip(shape, shapes[0])) if i != self.axis
             ):
-                raise ValueError(
-                    f"concatenate: shapes {shapes} differ outside axis {self.axis}"
-                )
+                raise ValueError(f"concatenate: shapes {shapes} differ outside axis {self.axis}")
         return np.concatenate(xs, axis=self.axis)
 
     def backward(self, grad, out, *xs):
@@ -168,6 +166,5 @@ class Stack(Op):
     def backward(self, grad, out, *xs):
         lead = (slice(None),) * self.axis
         return tuple(
-            grad[(*lead, i)] if needed else None
-            for i, needed in enumerate(self.needs_input_grad)
+            grad[(*lead, i)] if needed else None for i, needed in enumerate(self.needs_input_grad)
         )
