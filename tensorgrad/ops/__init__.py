@@ -4,7 +4,7 @@ This package works on raw arrays and knows nothing of ``Tensor``: the layering r
 ops → tensor → nn / optim / data.
 """
 
-from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, sum_to
+from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, shape_of, sum_to
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -96,5 +96,6 @@ __all__ = [
     "call",
     "normalize_axes",
     "normalize_axis",
+    "shape_of",
     "sum_to",
 ]

@@ -65,6 +65,11 @@ def call(op_type: type[Op], *inputs: Any, **params: Any) -> Any:
     return op.forward(*inputs)
 
 
+def shape_of(x: Any) -> tuple[int, ...]:
+    """The shape of an array, a Tensor or a Python number (``()``), without NumPy's dispatch."""
+    return getattr(x, "shape", ())
+
+
 def sum_to(grad: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``grad`` down to ``shape``: the VJP of broadcasting ``shape`` to ``grad.shape``.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, sum_to
+from tensorgrad.ops.base import Op, call, shape_of, sum_to
 
 
 class Add(Op):
@@ -19,8 +19,8 @@ class Add(Op):
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
-            sum_to(grad, np.shape(x)) if nx else None,
-            sum_to(grad, np.shape(y)) if ny else None,
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(grad, shape_of(y)) if ny else None,
         )
 
 
@@ -33,8 +33,8 @@ class Sub(Op):
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
-            sum_to(grad, np.shape(x)) if nx else None,
-            sum_to(-grad, np.shape(y)) if ny else None,
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(-grad, shape_of(y)) if ny else None,
         )
 
 
@@ -45,8 +45,8 @@ class Mul(Op):
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
-            sum_to(grad * y, np.shape(x)) if nx else None,
-            sum_to(grad * x, np.shape(y)) if ny else None,
+            sum_to(grad * y, shape_of(x)) if nx else None,
+            sum_to(grad * x, shape_of(y)) if ny else None,
         )
 
 
@@ -57,8 +57,8 @@ class Div(Op):
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
-            sum_to(grad / y, np.shape(x)) if nx else None,
-            sum_to(-grad * x / (y * y), np.shape(y)) if ny else None,
+            sum_to(grad / y, shape_of(x)) if nx else None,
+            sum_to(-grad * x / (y * y), shape_of(y)) if ny else None,
         )
 
 
@@ -91,13 +91,13 @@ class Pow(Op):
             if isinstance(y, (int, float)):
                 dx = grad * 0.0 if y == 0 else grad * (y * x ** (y - 1))
             else:
-                dx = sum_to(grad * (y * x ** (y - 1)), np.shape(x))
+                dx = sum_to(grad * (y * x ** (y - 1)), shape_of(x))
         if ny:
             positive = x > 0
             log_x = np.where(
                 positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan)
             )
-            dy = sum_to(grad * out * log_x, np.shape(y))
+            dy = sum_to(grad * out * log_x, shape_of(y))
         return dx, dy
 
 
@@ -282,8 +282,8 @@ class Maximum(Op):
         nx, ny = self.needs_input_grad
         w = _tie_weights(x, y, grad)
         return (
-            sum_to(grad * w, np.shape(x)) if nx else None,
-            sum_to(grad * (1 - w), np.shape(y)) if ny else None,
+            sum_to(grad * w, shape_of(x)) if nx else None,
+            sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
 
 
@@ -297,8 +297,8 @@ class Minimum(Op):
         nx, ny = self.needs_input_grad
         w = _tie_weights(y, x, grad)
         return (
-            sum_to(grad * w, np.shape(x)) if nx else None,
-            sum_to(grad * (1 - w), np.shape(y)) if ny else None,
+            sum_to(grad * w, shape_of(x)) if nx else None,
+            sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
 
 
@@ -312,8 +312,8 @@ class Where(Op):
         _, nx, ny = self.needs_input_grad
         return (
             None,
-            sum_to(np.where(cond, grad, 0), np.shape(x)) if nx else None,
-            sum_to(np.where(cond, 0, grad), np.shape(y)) if ny else None,
+            sum_to(np.where(cond, grad, 0), shape_of(x)) if nx else None,
+            sum_to(np.where(cond, 0, grad), shape_of(y)) if ny else None,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, sum_to
+from tensorgrad.ops.base import Op, shape_of, sum_to
 
 
 class MatMul(Op):
@@ -15,7 +15,7 @@ class MatMul(Op):
     """
 
     def forward(self, x, y):
-        xs, ys = np.shape(x), np.shape(y)
+        xs, ys = shape_of(x), shape_of(y)
         if not xs or not ys:
             raise ValueError(
                 f"matmul: both operands need at least 1 dimension, got shapes {xs} and {ys}"
@@ -34,18 +34,18 @@ class MatMul(Op):
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        xs, ys = np.shape(x), np.shape(y)
+        xs, ys = shape_of(x), shape_of(y)
         x2 = x.reshape(1, -1) if len(xs) == 1 else x
         y2 = y.reshape(-1, 1) if len(ys) == 1 else y
         if len(xs) == 1 and len(ys) == 1:
             grad = grad.reshape(1, 1)
         elif len(xs) == 1:
-            grad = grad.reshape((*np.shape(grad)[:-1], 1, np.shape(grad)[-1]))
+            grad = grad.reshape((*shape_of(grad)[:-1], 1, shape_of(grad)[-1]))
         elif len(ys) == 1:
-            grad = grad.reshape((*np.shape(grad), 1))
+            grad = grad.reshape((*shape_of(grad), 1))
         dx = dy = None
         if nx:
-            dx = sum_to(grad @ y2.swapaxes(-1, -2), np.shape(x2)).reshape(xs)
+            dx = sum_to(grad @ y2.swapaxes(-1, -2), shape_of(x2)).reshape(xs)
         if ny:
-            dy = sum_to(x2.swapaxes(-1, -2) @ grad, np.shape(y2)).reshape(ys)
+            dy = sum_to(x2.swapaxes(-1, -2) @ grad, shape_of(y2)).reshape(ys)
         return dx, dy

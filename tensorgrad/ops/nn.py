@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, sum_to
+from tensorgrad.ops.base import Op, call, normalize_axis, shape_of, sum_to
 from tensorgrad.ops.elementwise import Sigmoid
 
 
@@ -22,8 +22,8 @@ class Softmax(Op):
         self.axis = axis
 
     def forward(self, x):
-        self.axis = normalize_axis(self.axis, np.ndim(x), self.name)
-        shifted = x - x.max(axis=self.axis, keepdims=True) if np.size(x) else x
+        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        shifted = x - x.max(axis=self.axis, keepdims=True) if x.size else x
         e = np.exp(shifted)
         return e / e.sum(axis=self.axis, keepdims=True)
 
@@ -40,8 +40,8 @@ class LogSoftmax(Op):
         self.axis = axis
 
     def forward(self, x):
-        self.axis = normalize_axis(self.axis, np.ndim(x), self.name)
-        if not np.size(x):
+        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        if not x.size:
             return x.copy()
         shifted = x - x.max(axis=self.axis, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=self.axis, keepdims=True))
@@ -54,10 +54,10 @@ class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
     def forward(self, x, weight, bias=None):
-        if np.ndim(weight) != 2 or np.shape(x)[-1:] != np.shape(weight)[1:]:
+        if len(shape_of(weight)) != 2 or shape_of(x)[-1:] != shape_of(weight)[1:]:
             raise ValueError(
-                f"linear: input of shape {np.shape(x)} does not match weight of shape "
-                f"{np.shape(weight)} (expected input (..., {np.shape(weight)[-1]}))"
+                f"linear: input of shape {shape_of(x)} does not match weight of shape "
+                f"{shape_of(weight)} (expected input (..., {shape_of(weight)[-1]}))"
             )
         out = x @ weight.T
         if bias is not None:
@@ -66,7 +66,7 @@ class Linear(Op):
 
     def backward(self, grad, out, x, weight, bias=None):
         needs = self.needs_input_grad
-        features = np.shape(weight)
+        features = shape_of(weight)
         flat_grad = grad.reshape(-1, features[0])
         dx = grad @ weight if needs[0] else None
         dw = flat_grad.T @ x.reshape(-1, features[1]) if needs[1] else None
@@ -103,15 +103,15 @@ class CrossEntropy(Op):
 
     def forward(self, logits):
         target = self.target
-        if np.ndim(logits) != 2:
+        if len(shape_of(logits)) != 2:
             raise ValueError(
-                f"cross_entropy: logits must be 2-D (batch, classes), got shape {np.shape(logits)}"
+                f"cross_entropy: logits must be 2-D (batch, classes), got shape {shape_of(logits)}"
             )
-        n, c = np.shape(logits)
-        if np.ndim(target) != 1 or len(target) != n:
+        n, c = shape_of(logits)
+        if len(shape_of(target)) != 1 or len(target) != n:
             raise ValueError(
                 f"cross_entropy: target must have shape ({n},) to match logits of shape "
-                f"{np.shape(logits)}, got {np.shape(target)}"
+                f"{shape_of(logits)}, got {shape_of(target)}"
             )
         if target.dtype.kind not in "iu":
             raise TypeError(
@@ -121,6 +121,7 @@ class CrossEntropy(Op):
             bad = int(target.max() if target.max() >= c else target.min())
             raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
         logp = LogSoftmax(axis=1).forward(logits)
+        self.saved = (logits, logp)  # for the backward on these very arrays
         if self.smoothing:
             losses = -(logp * self._target_weights((n, c), logp.dtype)).sum(axis=1)
         else:
@@ -131,12 +132,21 @@ class CrossEntropy(Op):
         return total / n if self.reduction == "mean" else total
 
     def backward(self, grad, out, logits):
-        n = np.shape(logits)[0]
-        probs = np.exp(call(LogSoftmax, logits, axis=1))
-        delta = probs - self._target_weights(np.shape(logits), probs.dtype)
-        if self.reduction == "none":
-            return (delta * grad.reshape(n, 1),)
-        return (delta * (grad / n if self.reduction == "mean" else grad),)
+        n, c = shape_of(logits)
+        scale = grad.reshape(n, 1) if self.reduction == "none" else grad
+        if self.reduction == "mean":
+            scale = scale / n
+        saved_logits, logp = self.saved
+        if logits is not saved_logits:  # recording on Tensors: a differentiable log-softmax
+            logp = call(LogSoftmax, logits, axis=1)
+        probs = np.exp(logp)
+        if not isinstance(probs, np.ndarray):
+            return ((probs - self._target_weights((n, c), probs.dtype)) * scale,)
+        probs[np.arange(n), self.target] -= 1 - self.smoothing  # softmax − target, in place
+        if self.smoothing:
+            probs -= self.smoothing / c
+        probs *= scale
+        return (probs,)
 
 
 class BinaryCrossEntropyWithLogits(Op):
@@ -150,6 +160,6 @@ class BinaryCrossEntropyWithLogits(Op):
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
-            sum_to(grad * (call(Sigmoid, x) - y), np.shape(x)) if nx else None,
-            sum_to(-grad * x, np.shape(y)) if ny else None,
+            sum_to(grad * (call(Sigmoid, x) - y), shape_of(x)) if nx else None,
+            sum_to(-grad * x, shape_of(y)) if ny else None,
         )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, expand_reduced, normalize_axes
+from tensorgrad.ops.base import Op, expand_reduced, normalize_axes, shape_of
 
 
 class _Reduction(Op):
@@ -14,15 +14,15 @@ class _Reduction(Op):
         self.axis, self.keepdims = axis, keepdims
 
     def _axes(self, x) -> tuple[int, ...]:
-        self.axes = normalize_axes(self.axis, np.ndim(x), self.name)
+        self.axes = normalize_axes(self.axis, len(shape_of(x)), self.name)
         return self.axes
 
     def _count(self, x) -> int:
-        return int(np.prod([np.shape(x)[a] for a in self.axes], dtype=np.int64))
+        return int(np.prod([shape_of(x)[a] for a in self.axes], dtype=np.int64))
 
     def _expand(self, grad, x):
         """The upstream gradient with reduced axes restored, broadcastable to ``x``."""
-        return expand_reduced(grad, np.shape(x), self.axes, self.keepdims)
+        return expand_reduced(grad, shape_of(x), self.axes, self.keepdims)
 
 
 class Sum(_Reduction):
@@ -32,7 +32,7 @@ class Sum(_Reduction):
         return x.sum(axis=self._axes(x), keepdims=self.keepdims)
 
     def backward(self, grad, out, x):
-        return (np.broadcast_to(self._expand(grad, x), np.shape(x)),)
+        return (np.broadcast_to(self._expand(grad, x), shape_of(x)),)
 
 
 class Mean(_Reduction):
@@ -45,7 +45,7 @@ class Mean(_Reduction):
         count = max(
             self._count(x), 1
         )  # an empty mean is NaN; its (empty) gradient needs no division
-        return (np.broadcast_to(self._expand(grad, x) / count, np.shape(x)),)
+        return (np.broadcast_to(self._expand(grad, x) / count, shape_of(x)),)
 
 
 class Var(_Reduction):
@@ -73,8 +73,8 @@ class _Extremum(_Reduction):
 
     def backward(self, grad, out, x):
         winners = x == self._expand(out, x)
-        share = winners / winners.sum(axis=self.axes, keepdims=True)
-        return (self._expand(grad, x) * share.astype(grad.dtype),)
+        count = winners.sum(axis=self.axes, keepdims=True).astype(grad.dtype)
+        return (winners * (self._expand(grad, x) / count),)
 
 
 class Max(_Extremum):
@@ -94,7 +94,7 @@ class LogSumExp(_Reduction):
 
     def forward(self, x):
         axes = self._axes(x)
-        if np.size(x) == 0:
+        if x.size == 0:
             shift = np.zeros([1 if i in axes else n for i, n in enumerate(x.shape)], x.dtype)
         else:
             shift = x.max(axis=axes, keepdims=True)

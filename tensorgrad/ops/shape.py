@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, sum_to
+from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, shape_of, sum_to
 
 
 class Reshape(Op):
@@ -19,7 +19,7 @@ class Reshape(Op):
         return x.reshape(self.shape)
 
     def backward(self, grad, out, x):
-        return (grad.reshape(np.shape(x)),)
+        return (grad.reshape(shape_of(x)),)
 
 
 class Transpose(Op):
@@ -32,7 +32,7 @@ class Transpose(Op):
 
     def forward(self, x):
         if self.axes is not None:
-            ndim = np.ndim(x)
+            ndim = len(shape_of(x))
             if len(self.axes) != ndim:
                 raise ValueError(
                     f"transpose: axes {tuple(self.axes)} do not match a tensor of {ndim} "
@@ -59,11 +59,11 @@ class BroadcastTo(Op):
             return np.broadcast_to(x, self.shape)
         except ValueError:
             raise ValueError(
-                f"broadcast_to: cannot broadcast a tensor of shape {np.shape(x)} to {self.shape}"
+                f"broadcast_to: cannot broadcast a tensor of shape {shape_of(x)} to {self.shape}"
             ) from None
 
     def backward(self, grad, out, x):
-        return (sum_to(grad, np.shape(x)),)
+        return (sum_to(grad, shape_of(x)),)
 
 
 def is_basic_index(index: Any) -> bool:
@@ -87,7 +87,7 @@ class GetItem(Op):
         return x[self.index]
 
     def backward(self, grad, out, x):
-        return (call(IndexAdd, grad, shape=np.shape(x), index=self.index),)
+        return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
 
 
 class IndexAdd(Op):
@@ -126,11 +126,11 @@ class Concatenate(Op):
     def forward(self, *xs):
         if not xs:
             raise ValueError("concatenate: needs at least one tensor")
-        ndim = np.ndim(xs[0])
+        ndim = len(shape_of(xs[0]))
         if ndim == 0:
             raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
         self.axis = normalize_axis(self.axis, ndim, self.name)
-        shapes = [np.shape(x) for x in xs]
+        shapes = [shape_of(x) for x in xs]
         for shape in shapes:
             if len(shape) != ndim or any(
                 a != b for i, (a, b) in enumerate(zip(shape, shapes[0])) if i != self.axis
@@ -142,7 +142,7 @@ class Concatenate(Op):
         grads, start = [], 0
         lead = (slice(None),) * self.axis
         for x, needed in zip(xs, self.needs_input_grad):
-            stop = start + np.shape(x)[self.axis]
+            stop = start + shape_of(x)[self.axis]
             grads.append(grad[(*lead, slice(start, stop))] if needed else None)
             start = stop
         return tuple(grads)
@@ -157,7 +157,7 @@ class Stack(Op):
     def forward(self, *xs):
         if not xs:
             raise ValueError("stack: needs at least one tensor")
-        shapes = [np.shape(x) for x in xs]
+        shapes = [shape_of(x) for x in xs]
         if any(shape != shapes[0] for shape in shapes):
             raise ValueError(f"stack: all tensors must have the same shape, got {shapes}")
         self.axis = normalize_axis(self.axis, len(shapes[0]) + 1, self.name)
