@@ -174,9 +174,8 @@ def _sweep(
             for parent, input_grad, needed in zip(ctx.parents, input_grads, ctx.needs_input_grad):
                 if not needed or input_grad is None:
                     continue
-                if create_graph or input_grad.dtype != parent._data.dtype or (
-                    input_grad.shape != parent._data.shape
-                ):
+                data = parent._data
+                if create_graph or input_grad.dtype != data.dtype or input_grad.shape != data.shape:
                     input_grad = _conform(input_grad, parent, ctx, create_graph)
                 previous = grads.get(parent)
                 grads[parent] = input_grad if previous is None else previous + input_grad
