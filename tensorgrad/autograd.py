@@ -50,21 +50,21 @@ def _topological_order(roots: Sequence[Tensor]) -> list[Tensor]:
 
 def _check_versions(node: Tensor, ctx: Any) -> None:
     """Refuse to differentiate through values that were changed in place after being saved."""
-    stale = []
     if ctx.uses_inputs:
         for i, (parent, version) in enumerate(zip(ctx.parents, ctx.versions)):
             if parent is not None and parent._version != version:
-                stale.append((f"input {i}", parent, version))
-    if ctx.uses_output and node._version != 0:
-        stale.append(("output", node, 0))
-    if stale:
-        what, tensor, version = stale[0]
-        raise RuntimeError(
-            f"backward: the {what} of {ctx.name} (a tensor of shape {tensor.shape}) was modified "
-            f"in place after {ctx.name} saved it (version {tensor._version}, expected "
-            f"{version}); its gradient would be wrong. Make the change out of place "
-            "(x = x + 1 instead of x += 1), or after backward."
-        )
+                _stale(ctx, f"input {i}", parent, version)
+    if ctx.uses_output and node._version:
+        _stale(ctx, "output", node, 0)
+
+
+def _stale(ctx: Any, what: str, tensor: Tensor, version: int) -> None:
+    raise RuntimeError(
+        f"backward: the {what} of {ctx.name} (a tensor of shape {tensor.shape}) was modified "
+        f"in place after {ctx.name} saved it (version {tensor._version}, expected "
+        f"{version}); its gradient would be wrong. Make the change out of place "
+        "(x = x + 1 instead of x += 1), or after backward."
+    )
 
 
 def _conform(grad: Any, parent: Tensor, ctx: Any, create_graph: bool) -> Any:
@@ -85,7 +85,7 @@ def _own(grad: np.ndarray, handed_out: set[int]) -> np.ndarray:
     """``grad``, or a copy of it when it may be shared: a gradient stored in ``.grad`` is
     later changed in place, and an op may hand one array (or views of it) to several inputs."""
     key = id(grad)
-    if key in handed_out or not grad.flags.owndata or not grad.flags.writeable:
+    if key in handed_out or grad.base is not None or not grad.flags.writeable:
         grad = grad.copy()
     handed_out.add(key)
     return grad
