@@ -28,7 +28,8 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check tensorgrad tests examples bench
 
 train: $(STAMP)
-	$(PY) -m tensorgrad train --dataset auto
+	mkdir -p runs
+	$(PY) -m tensorgrad train --dataset auto --save runs/model.npz --plot runs/training.png
 
 bench: $(STAMP)
 	$(PY) -m bench
