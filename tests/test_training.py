@@ -164,3 +164,18 @@ def test_real_mnist_reaches_97_percent(monkeypatch):
     result = train(recipe, out=out, progress=False)
     assert result["dataset"] == "mnist"
     assert result["test_acc"] >= 0.97, out.getvalue()
+
+
+def test_progress_bar_shows_loss_and_rate_and_clears_itself():
+    from tensorgrad.training import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar(total=100, stream=stream, enabled=True)
+    bar.update(100, 0.25)
+    shown = stream.getvalue()
+    assert "100/100" in shown and "loss 0.2500" in shown and "samples/s" in shown
+    bar.close()
+    assert stream.getvalue().endswith("\r")
+    quiet = io.StringIO()
+    ProgressBar(total=10, stream=quiet, enabled=False).update(10, 1.0)
+    assert quiet.getvalue() == ""
