@@ -179,3 +179,18 @@ def test_progress_bar_shows_loss_and_rate_and_clears_itself():
     quiet = io.StringIO()
     ProgressBar(total=10, stream=quiet, enabled=False).update(10, 1.0)
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists()
+    and not os.environ.get("TENSORGRAD_DATA"),
+    reason="MNIST files not present on this machine",
+)
+def test_default_recipe_reaches_98_percent_on_mnist(monkeypatch):
+    """The README's headline number (about two minutes on two cores; `make test-slow`)."""
+    if not os.environ.get("TENSORGRAD_DATA"):
+        monkeypatch.setenv("TENSORGRAD_DATA", str(SHARED_DATA))
+    out = io.StringIO()
+    result = train(Recipe(dataset="mnist", download=False), out=out, progress=False)
+    assert result["test_acc"] >= 0.98, out.getvalue()
