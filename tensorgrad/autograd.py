@@ -37,14 +37,16 @@ def _topological_order(roots: Sequence[Tensor]) -> list[Tensor]:
         if node in visited:
             continue
         visited.add(node)
-        stack.append((node, True))
         ctx = node._ctx
-        if ctx is not None:
-            if ctx.parents is None:
-                raise RuntimeError(_FREED)
-            for parent in ctx.parents:
-                if parent is not None and parent.requires_grad and parent not in visited:
-                    stack.append((parent, False))
+        if ctx is None:  # a leaf: nothing below it to wait for
+            order.append(node)
+            continue
+        if ctx.parents is None:
+            raise RuntimeError(_FREED)
+        stack.append((node, True))
+        for parent in ctx.parents:
+            if parent is not None and parent.requires_grad and parent not in visited:
+                stack.append((parent, False))
     return order
 
 
