@@ -104,13 +104,14 @@ def stack_samples(samples: list[Any]) -> Any:
 def default_collate(batch: Any) -> Any:
     """Turn every ndarray in a batch (or in its tuples, lists, dicts) into a Tensor.
 
-    ``tensorgrad.tensor`` is imported here, not at module import, so that the data package
-    loads without the tensor engine. Arrays keep their dtype: float32 images stay float32,
-    int64 labels stay int64.
+    An array that owns its memory (what fancy indexing and stacking make) is wrapped as it is;
+    a view, which could share memory with the dataset, is copied. The tensor engine is
+    imported here, not at module import, so that the data package loads without it. Arrays
+    keep their dtype: float32 images stay float32, int64 labels stay int64.
     """
-    from tensorgrad import tensor
+    from tensorgrad import Tensor, tensor
 
-    return _convert(batch, tensor)
+    return _convert(batch, lambda a: Tensor(a) if a.flags.owndata else tensor(a))
 
 
 def _convert(batch: Any, tensor: Callable[[np.ndarray], Any]) -> Any:

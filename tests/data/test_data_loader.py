@@ -236,20 +236,24 @@ def test_numpy_integer_batch_size() -> None:
 # Tensors
 
 
-def test_default_collate_calls_tensorgrad_tensor(monkeypatch: pytest.MonkeyPatch) -> None:
-    made = []
+def test_default_collate_wraps_owned_arrays_and_copies_views() -> None:
+    from tensorgrad import Tensor
 
-    def fake_tensor(array):
-        made.append(array)
-        return ("T", array)
+    owned = np.arange(6, dtype=np.float32)
+    base = np.arange(12, dtype=np.float32)
+    view = base[:6]
+    out = default_collate({"a": owned, "b": [view, "label"]})
+    a, (b, label) = out["a"], out["b"]
+    assert isinstance(a, Tensor) and isinstance(b, Tensor) and label == "label"
+    assert np.shares_memory(a.data, owned)  # a fresh batch array: no second copy
+    assert not np.shares_memory(b.data, base)  # a view of someone's data: copied
+    assert a.dtype == np.float32 and b.dtype == np.float32
 
-    monkeypatch.setattr(tensorgrad, "tensor", fake_tensor, raising=False)
-    x, y = xy(4)
-    ((tx, ty),) = list(DataLoader(TensorDataset(x, y), batch_size=4))
-    assert tx[0] == "T" and ty[0] == "T"
-    assert tx[1].dtype == np.float32 and ty[1].dtype == np.int64
-    out = default_collate({"a": np.zeros(2), "b": [np.ones(1), "label"]})
-    assert out["a"][0] == "T" and out["b"][0][0] == "T" and out["b"][1] == "label"
+
+def test_loader_batches_do_not_share_memory_with_the_dataset() -> None:
+    x, y = xy(8)
+    for bx, by in DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True, seed=0):
+        assert not np.shares_memory(bx.data, x) and not np.shares_memory(by.data, y)
 
 
 def test_batches_are_tensors_with_dtypes_kept() -> None:
