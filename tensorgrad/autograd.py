@@ -2,20 +2,23 @@
 
 One sweep visits the graph's tensors in reverse topological order (every tensor after all
 the tensors computed from it), so a tensor's gradient is complete, summed over every use,
-before its op sends it on to the op's inputs. The order is found with an explicit stack,
-never recursion, so a chain of a million ops is fine.
+before its op sends it on to the op's inputs. The order comes from the recording clock, one
+tick per recorded tensor, through a heap: no separate traversal, and no recursion, so a
+chain of a million ops is fine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heappop, heappush
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
 
 from tensorgrad import backend
-from tensorgrad.grad_mode import enable_grad, no_grad
-from tensorgrad.tensor import Tensor, _wrap
+from tensorgrad.grad_mode import state as _grad_state
+from tensorgrad.tensor import Tensor, _Changes, _wrap
 
 _FREED = (
     "backward: trying to backward through the graph a second time: its saved values were "
@@ -24,48 +27,21 @@ _FREED = (
 )
 
 
-def _topological_order(roots: Sequence[Tensor]) -> list[Tensor]:
-    """Tensors that need a gradient, each listed before any tensor computed from it."""
-    order: list[Tensor] = []
-    visited: set[Tensor] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False) for root in roots]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in visited:
-            continue
-        visited.add(node)
-        ctx = node._ctx
-        if ctx is None:  # a leaf: nothing below it to wait for
-            order.append(node)
-            continue
-        if ctx.parents is None:
-            raise RuntimeError(_FREED)
-        stack.append((node, True))
-        for parent in ctx.parents:
-            if parent is not None and parent.requires_grad and parent not in visited:
-                stack.append((parent, False))
-    return order
-
-
 def _check_versions(node: Tensor, ctx: Any) -> None:
     """Refuse to differentiate through values that were changed in place after being saved."""
     if ctx.uses_inputs:
-        for i, (parent, version) in enumerate(zip(ctx.parents, ctx.versions)):
-            if parent is not None and parent._version != version:
-                _stale(ctx, f"input {i}", parent, version)
-    if ctx.uses_output and node._version:
-        _stale(ctx, "output", node, 0)
+        for i, parent in enumerate(ctx.parents):
+            if parent is not None and parent._version > node._seq:
+                _stale(ctx, f"input {i}", parent)
+    if ctx.uses_output and node._version > node._seq:
+        _stale(ctx, "output", node)
 
 
-def _stale(ctx: Any, what: str, tensor: Tensor, version: int) -> None:
+def _stale(ctx: Any, what: str, tensor: Tensor) -> None:
     raise RuntimeError(
         f"backward: the {what} of {ctx.name} (a tensor of shape {tensor.shape}) was modified "
-        f"in place after {ctx.name} saved it (version {tensor._version}, expected "
-        f"{version}); its gradient would be wrong. Make the change out of place "
-        "(x = x + 1 instead of x += 1), or after backward."
+        f"in place after {ctx.name} saved it; its gradient would be wrong. Make the change "
+        "out of place (x = x + 1 instead of x += 1), or after backward."
     )
 
 
@@ -148,31 +124,48 @@ def _sweep(
 
     Gradients go into ``.grad`` of leaves (and of tensors that ``retain_grad``), or, when
     ``capture`` is given, only into ``capture`` for the tensors it lists.
+
+    Nodes are taken newest first from a heap keyed by their tick on the recording clock:
+    every tensor computed from a node is newer than it, so by the time a node comes off the
+    heap all of its gradient has arrived (the order PyTorch's engine uses). Nothing is
+    written to ``.grad`` until the whole sweep has succeeded.
     """
-    order = _topological_order(roots)
     grads: dict[Tensor, Any] = {}
+    heap: list[tuple[int, Tensor]] = []
     for root, seed in zip(roots, seeds):
-        grads[root] = grads[root] + seed if root in grads else seed
-    handed_out: set[int] = set()
-    with enable_grad() if create_graph else no_grad():
-        for node in reversed(order):
-            grad = grads.pop(node, None)
-            if grad is None:
-                continue
+        if root in grads:
+            grads[root] = grads[root] + seed
+        else:
+            grads[root] = seed
+            if root._ctx is not None:
+                heappush(heap, (-root._seq, root))
+    retained: list[tuple[Tensor, Any]] = []
+    recording = _grad_state.enabled
+    _grad_state.enabled = create_graph
+    try:
+        while heap:
+            node = heappop(heap)[1]
+            grad = grads.pop(node)
             ctx = node._ctx
+            if ctx.parents is None:
+                raise RuntimeError(_FREED)
             if capture is not None:
                 if node in capture:
-                    capture[node] = grad if create_graph else _own(grad, handed_out)
-            elif ctx is None or node._retains_grad:
-                _accumulate(node, grad, create_graph, handed_out)
-            if ctx is None:
-                continue
-            _check_versions(node, ctx)
+                    capture[node] = grad
+            elif node._retains_grad:
+                retained.append((node, grad))
+            if _Changes.latest > node._seq:  # something changed in place since node was made
+                _check_versions(node, ctx)
             if create_graph:
                 values = [p if p is not None else v for p, v in zip(ctx.parents, ctx.inputs)]
                 input_grads = ctx.backward(grad, node, *values)
             else:
+                # only our ``grad`` and getrefcount's argument refer to it: backward may reuse it
+                free = getrefcount(grad) == 2 and type(grad) is np.ndarray and grad.base is None
+                ctx.grad_is_free = free
                 input_grads = ctx.backward(grad, node._data, *ctx.inputs)
+                if free:
+                    ctx.grad_is_free = False
             for parent, input_grad, needed in zip(ctx.parents, input_grads, ctx.needs_input_grad):
                 if not needed or input_grad is None:
                     continue
@@ -180,9 +173,31 @@ def _sweep(
                 if create_graph or input_grad.dtype != data.dtype or input_grad.shape != data.shape:
                     input_grad = _conform(input_grad, parent, ctx, create_graph)
                 previous = grads.get(parent)
-                grads[parent] = input_grad if previous is None else previous + input_grad
+                if previous is not None:
+                    grads[parent] = previous + input_grad
+                else:
+                    grads[parent] = input_grad
+                    if parent._ctx is not None:
+                        heappush(heap, (-parent._seq, parent))
+            grad = input_grads = input_grad = previous = None  # keep the reference counts exact
             if not retain_graph:
                 ctx.parents = ctx.inputs = None
+    finally:
+        _grad_state.enabled = recording
+    # what is left in ``grads`` is the leaves' gradients, complete
+    handed_out: set[int] = set()
+    if capture is not None:
+        for tensor in capture:
+            if tensor in grads:
+                capture[tensor] = grads[tensor]
+        for tensor, grad in capture.items():
+            if grad is not None and not create_graph:
+                capture[tensor] = _own(grad, handed_out)
+        return
+    for node, grad in retained:
+        _accumulate(node, grad, create_graph, handed_out)
+    for leaf, grad in grads.items():
+        _accumulate(leaf, grad, create_graph, handed_out)
 
 
 def backward(

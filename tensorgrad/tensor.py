@@ -7,6 +7,7 @@ by reference counting as soon as the last tensor of it is dropped.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -17,6 +18,17 @@ from tensorgrad import backend, ops
 from tensorgrad.grad_mode import state as _grad_state
 
 Shape = tuple[int, ...]
+
+#: One clock for the order of events: each recorded op output and each in-place change takes
+#: the next tick. A tensor's parents are always older than it, so the backward sweep can take
+#: nodes newest first; a saved value is stale when its last change is newer than the op.
+_clock = itertools.count(1)
+
+
+class _Changes:
+    """The clock's reading at the most recent in-place change to any tensor (0: none yet)."""
+
+    latest = 0
 
 
 class Tensor:
@@ -32,6 +44,7 @@ class Tensor:
         "_data",
         "_grad",
         "_retains_grad",
+        "_seq",
         "_version",
         "requires_grad",
     )
@@ -58,7 +71,7 @@ class Tensor:
     @data.setter
     def data(self, value: Any) -> None:
         self._data = backend.as_array(value._data if isinstance(value, Tensor) else value)
-        self._version += 1
+        self._mark_changed()
 
     @property
     def grad(self) -> Tensor | None:
@@ -240,6 +253,10 @@ class Tensor:
         return handler(*args, **kwargs)
 
     # ----------------------------------------------------------------- in place
+    def _mark_changed(self) -> None:
+        """Note an in-place change: graphs that saved the old values will refuse to use them."""
+        self._version = _Changes.latest = next(_clock)
+
     def _check_inplace(self, name: str) -> None:
         if self.requires_grad and _grad_state.enabled:
             kind = (
@@ -259,7 +276,7 @@ class Tensor:
             ufunc(self._data, value, out=self._data)
         except (TypeError, ValueError) as exc:
             raise _named_error(name, exc) from exc
-        self._version += 1
+        self._mark_changed()
         return self
 
     def __iadd__(self, other: Any) -> Tensor:
@@ -294,13 +311,13 @@ class Tensor:
             np.copyto(self._data, value, casting="same_kind")
         except (TypeError, ValueError) as exc:
             raise _named_error("copy_", exc) from exc
-        self._version += 1
+        self._mark_changed()
         return self
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace("fill_")
         self._data.fill(value)
-        self._version += 1
+        self._mark_changed()
         return self
 
     def zero_(self) -> Tensor:
@@ -309,26 +326,26 @@ class Tensor:
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         self._check_inplace("clamp_")
         np.clip(self._data, min, max, out=self._data)
-        self._version += 1
+        self._mark_changed()
         return self
 
     def uniform_(self, low: float = 0.0, high: float = 1.0) -> Tensor:
         self._check_inplace("uniform_")
         self._data[...] = backend.rng().uniform(low, high, self.shape)
-        self._version += 1
+        self._mark_changed()
         return self
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
         self._check_inplace("normal_")
         self._data[...] = backend.rng().normal(mean, std, self.shape)
-        self._version += 1
+        self._mark_changed()
         return self
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._check_inplace("setitem")
         value = value._data if isinstance(value, Tensor) else backend.scalar_operand(value)
         self._data[_raw_index(index)] = value
-        self._version += 1
+        self._mark_changed()
 
     # ----------------------------------------------------------------- arithmetic
     def __add__(self, other: Any) -> Tensor:
@@ -641,37 +658,40 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
 
     Recording happens only after the forward succeeded, so a failed op leaves no trace.
     """
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    arrays, needs = [], []
+    constants = False
+    for x in inputs:  # a plain loop: the cheapest way through this hottest of paths
+        if isinstance(x, Tensor):
+            arrays.append(x._data)
+            needs.append(x.requires_grad)
+        else:
+            arrays.append(x)
+            needs.append(False)
+            constants = True
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
         raise _named_error(op.name, exc) from exc
     out = _wrap(data)
-    if _grad_state.enabled:
-        for x in inputs:
-            if isinstance(x, Tensor) and x.requires_grad:
-                _record(op, out, inputs, arrays)
-                break
+    if True in needs and _grad_state.enabled:
+        if constants:  # numbers and arrays are no parents
+            inputs = tuple([x if isinstance(x, Tensor) else None for x in inputs])
+        _record(op, out, inputs, arrays, needs)
     return out
 
 
-def _record(op: ops.Op, out: Tensor, inputs: tuple, arrays: list) -> None:
-    """Link ``out`` to ``op`` and ``op`` to its inputs: the graph edge, pointing backwards."""
-    parents, needs, versions = [], [], []
-    for x in inputs:
-        if isinstance(x, Tensor):
-            parents.append(x)
-            needs.append(x.requires_grad)
-            versions.append(x._version)
-        else:
-            parents.append(None)
-            needs.append(False)
-            versions.append(0)
-    op.parents = tuple(parents)
+def _record(op: ops.Op, out: Tensor, parents: tuple, arrays: list, needs: list) -> None:
+    """Link ``out`` to ``op`` and ``op`` to its ``parents`` (input Tensors, None for constants):
+    the graph edge, pointing backwards.
+
+    ``out`` takes the clock's next tick, newer than all its parents and than every in-place
+    change so far: the sweep orders nodes by it and checks saved inputs against it.
+    """
+    op.parents = parents
     op.inputs = arrays
     op.needs_input_grad = tuple(needs)
-    op.versions = versions
     out._ctx = op
+    out._seq = next(_clock)
     out.requires_grad = True
 
 

@@ -223,14 +223,20 @@ def test_unsupported_operand_type():
 
 def test_in_place_operations_bump_version():
     t = tg.zeros(3)
-    t += 1
-    t *= 3
-    t[0] = 5.0
-    t.sub_(1).div_(2)
+    versions = [t._version]
+    for change in (
+        lambda: t.__iadd__(1),
+        lambda: t.__imul__(3),
+        lambda: t.__setitem__(0, 5.0),
+        lambda: t.sub_(1),
+        lambda: t.div_(2),
+    ):
+        change()
+        versions.append(t._version)
     assert t.tolist() == [2.0, 1.0, 1.0]
-    assert t._version == 5
+    assert versions == sorted(set(versions)) and versions[0] == 0  # each change moves it on
     t.zero_()
-    assert t.tolist() == [0.0, 0.0, 0.0]
+    assert t.tolist() == [0.0, 0.0, 0.0] and t._version > versions[-1]
 
 
 def test_in_place_cast_error_names_op():

@@ -6,13 +6,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tensorgrad import backend
+from tensorgrad import backend, ops
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
-from tensorgrad.nn.module import Module
+from tensorgrad.nn.module import FUSED_PAIRS, Module
 from tensorgrad.nn.parameter import Parameter
-from tensorgrad.tensor import Tensor
+from tensorgrad.tensor import Tensor, _apply, as_tensor
 
 
 class Identity(Module):
@@ -62,6 +62,16 @@ class Linear(Module):
 class ReLU(Module):
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
+
+
+def _linear_then_relu(linear: Linear, relu: ReLU, x: Any) -> Tensor:
+    """``relu(linear(x))`` as the one op ``linear_relu``."""
+    if linear.bias is None:
+        return _apply(ops.LinearRelu(), as_tensor(x), linear.weight)
+    return _apply(ops.LinearRelu(), as_tensor(x), linear.weight, linear.bias)
+
+
+FUSED_PAIRS[Linear, ReLU] = _linear_then_relu
 
 
 class LeakyReLU(Module):

@@ -370,9 +370,18 @@ def _check_module(value: Any, where: str) -> Module:
     return value
 
 
+#: pairs of layer types that ``Sequential`` runs as one fused op, and how: filled in by the
+#: module that defines the layers (``Linear`` then ``ReLU`` is one ``linear_relu`` op)
+FUSED_PAIRS: dict[tuple[type, type], Callable[[Any, Any, Any], Any]] = {}
+
+
 class Sequential(_Container):
     """Modules applied one after another: ``Sequential(Linear(784, 10), ReLU())``, or from an
-    ``OrderedDict`` of named modules."""
+    ``OrderedDict`` of named modules.
+
+    Adjacent layers listed in :data:`FUSED_PAIRS` (exactly those types, not subclasses) run
+    as one fused op, as a hand-written step would compute them; the result is the same.
+    """
 
     def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
         super().__init__()
@@ -384,8 +393,17 @@ class Sequential(_Container):
                 self._modules[str(i)] = _check_module(module, "Sequential")
 
     def forward(self, x: Any) -> Any:
-        for module in self._modules.values():
-            x = module(x)
+        modules = tuple(self._modules.values())
+        i, n = 0, len(modules)
+        while i < n:
+            module = modules[i]
+            fused = FUSED_PAIRS.get((type(module), type(modules[i + 1]))) if i + 1 < n else None
+            if fused is None:
+                x = module(x)
+                i += 1
+            else:
+                x = fused(module, modules[i + 1], x)
+                i += 2
         return x
 
     def append(self, module: Module) -> Sequential:

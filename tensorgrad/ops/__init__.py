@@ -35,6 +35,7 @@ from tensorgrad.ops.nn import (
     BinaryCrossEntropyWithLogits,
     CrossEntropy,
     Linear,
+    LinearRelu,
     LogSoftmax,
     Softmax,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "IndexAdd",
     "LeakyRelu",
     "Linear",
+    "LinearRelu",
     "Log",
     "LogSoftmax",
     "LogSumExp",

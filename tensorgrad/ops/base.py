@@ -8,8 +8,8 @@ understand, so the same formula runs on arrays normally (fast) and on Tensors wh
 records the backward pass itself (``create_graph=True``, for higher-order gradients).
 
 Ops never import the Tensor: the engine owns the graph and sets, after a successful forward,
-``parents`` (the input Tensors, ``None`` for constants), ``inputs`` (the raw forward inputs),
-``needs_input_grad`` and ``versions`` (for detecting in-place changes to saved inputs).
+``parents`` (the input Tensors, ``None`` for constants), ``inputs`` (the raw forward inputs)
+and ``needs_input_grad``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ class Op(ABC):
     #: tensor whose values backward reads is an error; to one it does not read, harmless
     uses_inputs: ClassVar[bool] = True
     uses_output: ClassVar[bool] = False
+    #: set by the engine just before ``backward``: True when ``grad`` is a fresh array that
+    #: nothing else refers to, so backward may overwrite it instead of allocating a new one,
+    #: as a hand-written step does (``d *= mask``)
+    grad_is_free: bool = False
 
     parents: tuple | None
     needs_input_grad: tuple[bool, ...]

@@ -189,6 +189,9 @@ class Relu(Op):
         return np.maximum(x, 0)
 
     def backward(self, grad, out, x):
+        if self.grad_is_free:
+            grad *= x > 0
+            return (grad,)
         return (grad * (x > 0),)
 
 

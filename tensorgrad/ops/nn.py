@@ -54,10 +54,18 @@ class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
     def forward(self, x, weight, bias=None):
-        if len(shape_of(weight)) != 2 or shape_of(x)[-1:] != shape_of(weight)[1:]:
+        x_shape, w_shape = shape_of(x), shape_of(weight)
+        if len(w_shape) != 2:
+            raise ValueError(f"{self.name}: weight must be 2-D (out, in), got shape {w_shape}")
+        if x_shape[-1:] != w_shape[1:]:
             raise ValueError(
-                f"linear: input of shape {shape_of(x)} does not match weight of shape "
-                f"{shape_of(weight)} (expected input (..., {shape_of(weight)[-1]}))"
+                f"{self.name}: input of shape {x_shape} does not match weight of shape "
+                f"{w_shape} (expected input (..., {w_shape[1]}))"
+            )
+        if bias is not None and shape_of(bias) != w_shape[:1]:
+            raise ValueError(
+                f"{self.name}: bias of shape {shape_of(bias)} does not match weight of shape "
+                f"{w_shape} (expected ({w_shape[0]},))"
             )
         out = x @ weight.T
         if bias is not None:
@@ -72,6 +80,27 @@ class Linear(Op):
         dw = flat_grad.T @ x.reshape(-1, features[1]) if needs[1] else None
         db = flat_grad.sum(axis=0) if len(needs) > 2 and needs[2] else None
         return dx, dw, db
+
+
+class LinearRelu(Linear):
+    """``relu(x @ weight.T + bias)`` in one op, as a hand-written step computes it: the ReLU
+    runs in place on the fresh product, and backward masks the gradient (in place when the
+    engine says it is free) before the linear VJP. ``nn.Sequential`` runs a ``Linear``
+    followed by a ``ReLU`` as this op."""
+
+    name = "linear_relu"
+    uses_output = True  # the mask is ``out > 0``, the same as ``x @ weight.T + bias > 0``
+
+    def forward(self, x, weight, bias=None):
+        out = super().forward(x, weight, bias)
+        return np.maximum(out, 0, out=out)
+
+    def backward(self, grad, out, x, weight, bias=None):
+        if self.grad_is_free:
+            grad *= out > 0
+        else:
+            grad = grad * (out > 0)
+        return super().backward(grad, out, x, weight, bias)
 
 
 class CrossEntropy(Op):

@@ -102,7 +102,7 @@ class Adam(Optimizer):
             np.divide(m, tmp, out=tmp)
             tmp *= step_size
             param -= tmp
-            p._version += 1
+            p._mark_changed()
 
 
 class AdamW(Adam):

@@ -2,8 +2,8 @@
 
 Optimizers touch only the ``.data`` and ``.grad`` arrays of their parameters: ``step()``
 updates ``p.data`` in place with NumPy ufuncs (the array keeps its identity and dtype), records
-no graph, skips parameters without a gradient, and bumps each updated parameter's
-``_version`` so a graph that saved the old values notices the change.
+no graph, skips parameters without a gradient, and marks each updated parameter as changed
+in place (``_version``), so a graph that saved the old values notices.
 """
 
 from __future__ import annotations

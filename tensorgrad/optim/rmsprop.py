@@ -98,4 +98,4 @@ class RMSprop(Optimizer):
             else:
                 tmp *= lr
             param -= tmp
-            p._version += 1
+            p._mark_changed()

@@ -74,4 +74,4 @@ class SGD(Optimizer):
                 d = np.add(d, buf * momentum, out=tmp) if nesterov else buf
             np.multiply(d, lr, out=tmp)
             param -= tmp
-            p._version += 1
+            p._mark_changed()

@@ -187,6 +187,41 @@ def test_sequential_runs_in_order_and_indexes():
     assert [n for n, _ in named.named_children()] == ["fc", "act", "2", "extra"]
 
 
+def test_sequential_fuses_linear_then_relu_with_the_same_results():
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = tg.randn((6, 4)).double()
+    model = model.double()
+    out = model(x)
+    hidden = out.grad_fn.parents[0]
+    assert out.grad_fn.name == "linear" and hidden.grad_fn.name == "linear_relu"
+    out.sum().backward()
+    fused = [p.grad.data.copy() for p in model.parameters()]
+    model.zero_grad()
+    step_by_step = x
+    for layer in model:  # each module on its own: no fusion
+        step_by_step = layer(step_by_step)
+    np.testing.assert_allclose(out.data, step_by_step.data, rtol=1e-15)
+    step_by_step.sum().backward()
+    for a, b in zip(fused, (p.grad.data for p in model.parameters()), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
+
+
+def test_sequential_fuses_only_those_exact_layer_types():
+    class Shifted(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) + 1.0
+
+    x = tg.ones((2, 3))
+    model = nn.Sequential(Shifted(3, 3), nn.ReLU())
+    np.testing.assert_array_equal(model(x).data, (model[0](x)).relu().data)
+    assert model(x).grad_fn.name == "relu"
+    relu_first = nn.Sequential(nn.ReLU(), nn.Linear(3, 2))
+    assert relu_first(x).grad_fn.name == "linear"
+    no_bias = nn.Sequential(nn.Linear(3, 2, bias=False), nn.ReLU())
+    assert no_bias(x).grad_fn.name == "linear_relu" and len(no_bias(x).grad_fn.parents) == 2
+
+
 # --------------------------------------------------------------------- state dicts
 def test_state_dict_keys_and_shapes_follow_pytorch_naming():
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))

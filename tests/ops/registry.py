@@ -1422,7 +1422,11 @@ for _name, _fn, _ref in (
 
 
 # ---- fused neural-network ops --------------------------------------------------------------
-def _linear_samples(bias: bool) -> Callable[[np.random.Generator], list[Sample]]:
+def _linear_samples(
+    bias: bool, kink: bool = False
+) -> Callable[[np.random.Generator], list[Sample]]:
+    """Samples for linear; with ``kink``, for linear_relu: every pre-activation at least 0.05
+    away from ReLU's kink at 0, where finite differences would straddle it."""
     cases = [  # (description, input shape, out_features, layouts)
         ("2d", (4, 3), 2, "CCC"),
         ("batched", (2, 4, 3), 2, "CCC"),
@@ -1433,11 +1437,19 @@ def _linear_samples(bias: bool) -> Callable[[np.random.Generator], list[Sample]]
         ("views", (3, 3), 2, "TSS"),
     ]
 
+    def draw(rng: np.random.Generator, shape: Shape, n_out: int) -> tuple[np.ndarray, ...]:
+        for _ in range(1000):
+            args = (uniform(rng, shape), uniform(rng, (n_out, shape[-1])))
+            args += (uniform(rng, (n_out,)),) if bias else ()
+            pre = args[0] @ args[1].T + (args[2] if bias else 0.0)
+            if not kink or np.all(np.abs(pre) > 0.05):
+                return args
+        raise AssertionError("no sample away from the kink")
+
     def samples(rng: np.random.Generator) -> list[Sample]:
         result = []
         for desc, shape, n_out, layouts in cases:
-            args = (uniform(rng, shape), uniform(rng, (n_out, shape[-1])))
-            args += (uniform(rng, (n_out,)),) if bias else ()
+            args = draw(rng, shape, n_out)
             result.append(Sample(args, {}, desc, tuple(layouts[: len(args)])))
         return result
 
@@ -1456,7 +1468,21 @@ register(
         lambda x, w, b: _apply(ops.Linear(), x, w, b),
         lambda x, w, b: x @ w.T + b,
         _linear_samples(bias=True),
-        errors=(replace(_LINEAR_ERROR, args=(*_LINEAR_ERROR.args, np.ones(2))),),
+        errors=(
+            replace(_LINEAR_ERROR, args=(*_LINEAR_ERROR.args, np.ones(2))),
+            ErrorInput(
+                (np.ones((4, 3)), np.ones(3), np.ones(2)),
+                ValueError,
+                r"^linear: weight must be 2-D \(out, in\), got shape \(3,\)",
+                desc="weight_1d",
+            ),
+            ErrorInput(  # would broadcast into a (2, 2) output if not refused
+                (np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1))),
+                ValueError,
+                r"^linear: bias of shape \(2, 1\) does not match weight of shape \(2, 2\)",
+                desc="bias_shape",
+            ),
+        ),
     )
 )
 register(
@@ -1466,6 +1492,32 @@ register(
         lambda x, w: x @ w.T,
         _linear_samples(bias=False),
         errors=(_LINEAR_ERROR,),
+    )
+)
+
+_LINEAR_RELU_MATCH = _LINEAR_ERROR.match.replace("^linear", "^linear_relu")
+register(
+    OpInfo(
+        "linear_relu",
+        lambda x, w, b: _apply(ops.LinearRelu(), x, w, b),
+        lambda x, w, b: np.maximum(x @ w.T + b, 0),
+        _linear_samples(bias=True, kink=True),
+        errors=(
+            replace(
+                _LINEAR_ERROR,
+                args=(*_LINEAR_ERROR.args, np.ones(2)),
+                match=_LINEAR_RELU_MATCH,
+            ),
+        ),
+    )
+)
+register(
+    OpInfo(
+        "linear_relu_nobias",
+        lambda x, w: _apply(ops.LinearRelu(), x, w),
+        lambda x, w: np.maximum(x @ w.T, 0),
+        _linear_samples(bias=False, kink=True),
+        errors=(replace(_LINEAR_ERROR, match=_LINEAR_RELU_MATCH),),
     )
 )
 

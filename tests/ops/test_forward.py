@@ -67,6 +67,8 @@ COVERAGE_EXEMPT = {
         "cross_entropy": "logits are 2-D (an error input)",
         "linear": "the weight is 2-D; the input at least 1-D",
         "linear_nobias": "the weight is 2-D; the input at least 1-D",
+        "linear_relu": "the weight is 2-D; the input at least 1-D",
+        "linear_relu_nobias": "the weight is 2-D; the input at least 1-D",
         "softmax": "needs an axis (an error input)",
         "log_softmax": "needs an axis (an error input)",
         "expand": "alias of broadcast_to",

@@ -210,7 +210,7 @@ def test_step_updates_float32_arrays_in_place_without_a_graph(make):
     opt.step()
     assert p.data is array and p.dtype == np.float32  # same array, still float32
     assert not np.array_equal(array, np.ones((3, 2)))
-    assert p._version == version + 1 and p.is_leaf and p.grad_fn is None
+    assert p._version > version and p.is_leaf and p.grad_fn is None
     for value in opt.state.get(p, {}).values():
         if isinstance(value, np.ndarray):
             assert value.dtype == np.float32
