@@ -98,7 +98,8 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool, caller: str) -> Any:
                 f"{caller}: a gradient can be created implicitly only for a one-element tensor; "
                 f"this one has shape {root.shape}: pass gradient= of that shape"
             )
-        seed = np.ones(root.shape, dtype=root.dtype)
+        dtype = root.dtype
+        seed = np.array(1, dtype) if not root.ndim else np.ones(root.shape, dtype)
         return _wrap(seed) if create_graph else seed
     if create_graph and isinstance(gradient, Tensor):
         seed_tensor = gradient
@@ -197,7 +198,10 @@ def _sweep(
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)
     for leaf, grad in grads.items():
-        _accumulate(leaf, grad, create_graph, handed_out)
+        if leaf._grad is None and not create_graph:  # the usual case, inline
+            leaf._grad = _wrap(_own(grad, handed_out))
+        else:
+            _accumulate(leaf, grad, create_graph, handed_out)
 
 
 def backward(

@@ -73,8 +73,10 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` as one fused op; ``weight`` has shape (out_features, in_features)."""
     x = x if isinstance(x, Tensor) else as_tensor(x)
+    weight = weight if isinstance(weight, Tensor) else as_tensor(weight)
     if bias is None:
         return _apply(ops.Linear(), x, weight)
+    bias = bias if isinstance(bias, Tensor) else as_tensor(bias)
     return _apply(ops.Linear(), x, weight, bias)
 
 
@@ -217,10 +219,13 @@ def cross_entropy(
     ``input`` is (N, C) with ``target`` (N,); also (C,) with a 0-d target, and (N, C, d1, ...)
     with target (N, d1, ...), where the class axis is axis 1 as in PyTorch.
     """
-    _check_reduction(reduction, "cross_entropy")
     input = input if isinstance(input, Tensor) else as_tensor(input)
-    target = _indices(target)
-    if input.ndim == 1:
+    target = target._data if isinstance(target, Tensor) else np.asarray(target)
+    ndim = input._data.ndim
+    if ndim == 2:  # the usual case first; the op checks the arguments
+        return _apply(ops.CrossEntropy(target, reduction, label_smoothing), input)
+    _check_reduction(reduction, "cross_entropy")
+    if ndim == 1:
         if target.size != 1:
             raise ValueError(
                 f"cross_entropy: for input of shape {input.shape} the target must be a single "
@@ -228,7 +233,7 @@ def cross_entropy(
             )
         loss = cross_entropy(input.reshape(1, -1), target.reshape(1), reduction, label_smoothing)
         return loss.reshape(()) if reduction == "none" else loss
-    if input.ndim > 2:
+    if ndim > 2:
         classes = input.shape[1]
         if target.shape != (input.shape[0], *input.shape[2:]):
             raise ValueError(

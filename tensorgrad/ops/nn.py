@@ -41,20 +41,27 @@ class LogSoftmax(Op):
 
     def forward(self, x):
         self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
-        if not x.size:
-            return x.copy()
-        shifted = x - x.max(axis=self.axis, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=self.axis, keepdims=True))
+        return _log_softmax(x, self.axis)
 
     def backward(self, grad, out, x):
         return (grad - np.exp(out) * grad.sum(axis=self.axis, keepdims=True),)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x − logsumexp(x)`` along ``axis`` (non-negative), shifted by the maximum for stability.
+    On arrays only: the reductions call the ufuncs directly, skipping NumPy's Python wrappers."""
+    if not x.size:
+        return x.copy()
+    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)
+    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+    return shifted
 
 
 class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
     def forward(self, x, weight, bias=None):
-        x_shape, w_shape = shape_of(x), shape_of(weight)
+        x_shape, w_shape = x.shape, weight.shape
         if len(w_shape) != 2:
             raise ValueError(f"{self.name}: weight must be 2-D (out, in), got shape {w_shape}")
         if x_shape[-1:] != w_shape[1:]:
@@ -62,9 +69,9 @@ class Linear(Op):
                 f"{self.name}: input of shape {x_shape} does not match weight of shape "
                 f"{w_shape} (expected input (..., {w_shape[1]}))"
             )
-        if bias is not None and shape_of(bias) != w_shape[:1]:
+        if bias is not None and bias.shape != w_shape[:1]:
             raise ValueError(
-                f"{self.name}: bias of shape {shape_of(bias)} does not match weight of shape "
+                f"{self.name}: bias of shape {bias.shape} does not match weight of shape "
                 f"{w_shape} (expected ({w_shape[0]},))"
             )
         out = x @ weight.T
@@ -74,11 +81,12 @@ class Linear(Op):
 
     def backward(self, grad, out, x, weight, bias=None):
         needs = self.needs_input_grad
-        features = shape_of(weight)
-        flat_grad = grad.reshape(-1, features[0])
         dx = grad @ weight if needs[0] else None
-        dw = flat_grad.T @ x.reshape(-1, features[1]) if needs[1] else None
-        db = flat_grad.sum(axis=0) if len(needs) > 2 and needs[2] else None
+        if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
+            out_features, in_features = weight.shape
+            grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
+        dw = grad.T @ x if needs[1] else None
+        db = grad.sum(axis=0) if bias is not None and needs[2] else None
         return dx, dw, db
 
 
@@ -92,7 +100,7 @@ class LinearRelu(Linear):
     uses_output = True  # the mask is ``out > 0``, the same as ``x @ weight.T + bias > 0``
 
     def forward(self, x, weight, bias=None):
-        out = super().forward(x, weight, bias)
+        out = Linear.forward(self, x, weight, bias)
         return np.maximum(out, 0, out=out)
 
     def backward(self, grad, out, x, weight, bias=None):
@@ -100,7 +108,10 @@ class LinearRelu(Linear):
             grad *= out > 0
         else:
             grad = grad * (out > 0)
-        return super().backward(grad, out, x, weight, bias)
+        return Linear.backward(self, grad, out, x, weight, bias)
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class CrossEntropy(Op):
@@ -132,24 +143,26 @@ class CrossEntropy(Op):
 
     def forward(self, logits):
         target = self.target
-        if len(shape_of(logits)) != 2:
+        shape = shape_of(logits)
+        if len(shape) != 2:
             raise ValueError(
-                f"cross_entropy: logits must be 2-D (batch, classes), got shape {shape_of(logits)}"
+                f"cross_entropy: logits must be 2-D (batch, classes), got shape {shape}"
             )
-        n, c = shape_of(logits)
-        if len(shape_of(target)) != 1 or len(target) != n:
+        n, c = shape
+        if shape_of(target) != (n,):
             raise ValueError(
                 f"cross_entropy: target must have shape ({n},) to match logits of shape "
-                f"{shape_of(logits)}, got {shape_of(target)}"
+                f"{shape}, got {shape_of(target)}"
             )
         if target.dtype.kind not in "iu":
             raise TypeError(
                 f"cross_entropy: target must hold class indices (integers), got {target.dtype}"
             )
-        if n and (target.min() < 0 or target.max() >= c):
+        # one pass finds negatives too: seen as unsigned, they are larger than any class
+        if n and target.view(_UNSIGNED[target.itemsize]).max() >= c:
             bad = int(target.max() if target.max() >= c else target.min())
             raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
-        logp = LogSoftmax(axis=1).forward(logits)
+        logp = _log_softmax(logits, 1)
         self.saved = (logits, logp)  # for the backward on these very arrays
         if self.smoothing:
             losses = -(logp * self._target_weights((n, c), logp.dtype)).sum(axis=1)

@@ -39,7 +39,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
-        self._scratch: dict[Tensor, np.ndarray] = {}
+        self._scratch: dict[Tensor, tuple[np.ndarray, np.ndarray]] = {}  # (for array, scratch)
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -81,10 +81,10 @@ class Optimizer:
         """Clear gradients: set them to None (PyTorch's default), or zero them in place."""
         for group in self.param_groups:
             for p in group["params"]:
-                if set_to_none or p.grad is None:
-                    p.grad = None
+                if set_to_none or p._grad is None:
+                    p._grad = None
                 else:
-                    p.grad.data.fill(0)
+                    p._grad._data.fill(0)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re)computes the loss first."""
@@ -101,10 +101,10 @@ class Optimizer:
 
     def _tmp(self, p: Tensor) -> np.ndarray:
         """A scratch array shaped like ``p``, reused across steps to avoid temporaries."""
-        tmp = self._scratch.get(p)
-        if tmp is None or tmp.shape != p.shape or tmp.dtype != p.dtype:
-            tmp = self._scratch[p] = np.empty_like(p.data)
-        return tmp
+        entry = self._scratch.get(p)
+        if entry is None or entry[0] is not p._data:  # new, or ``p.data`` was replaced
+            entry = self._scratch[p] = (p._data, np.empty_like(p._data))
+        return entry[1]
 
     # ----------------------------------------------------------------- saving and resuming
     def _params(self) -> list[Tensor]:

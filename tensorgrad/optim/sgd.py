@@ -52,26 +52,27 @@ class SGD(Optimizer):
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
+        state = self.state
         for p in group["params"]:
-            if p.grad is None:
+            if p._grad is None:
                 continue
-            param, d = p.data, p.grad.data
+            param, d = p._data, p._grad._data
             tmp = self._tmp(p)
             if maximize:
-                d = np.negative(d, out=tmp)
+                d = np.negative(d, tmp)
             if weight_decay:
-                d = np.add(d, param * weight_decay, out=tmp)
+                d = np.add(d, param * weight_decay, tmp)
             if momentum:
-                state = self.state.setdefault(p, {})
-                buf = state.get("momentum_buffer")
+                buffers = state.get(p)
+                buf = None if buffers is None else buffers.get("momentum_buffer")
                 if buf is None:
-                    buf = state["momentum_buffer"] = d.copy()
+                    buf = state.setdefault(p, {})["momentum_buffer"] = d.copy()
                 else:
                     buf *= momentum
                     if dampening:
-                        d = np.multiply(d, 1.0 - dampening, out=tmp)
+                        d = np.multiply(d, 1.0 - dampening, tmp)
                     buf += d
-                d = np.add(d, buf * momentum, out=tmp) if nesterov else buf
-            np.multiply(d, lr, out=tmp)
+                d = np.add(d, buf * momentum, tmp) if nesterov else buf
+            np.multiply(d, lr, tmp)
             param -= tmp
             p._mark_changed()

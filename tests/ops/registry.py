@@ -1605,6 +1605,20 @@ register(
             ),
             _ce_error(
                 np.ones((2, 3)),
+                np.array([0, -128], dtype=np.int8),
+                IndexError,
+                r"^cross_entropy: target class -128 is out of range for 3 classes",
+                "target_negative_int8",
+            ),
+            _ce_error(
+                np.ones((3, 300)),
+                np.array([299, 0, 300], dtype=np.uint16)[::-1],  # strided, unsigned
+                IndexError,
+                r"^cross_entropy: target class 300 is out of range for 300 classes",
+                "target_too_large_uint16",
+            ),
+            _ce_error(
+                np.ones((2, 3)),
                 np.array([0.0, 1.0]),
                 TypeError,
                 r"^cross_entropy: target must hold class indices \(integers\), got float64",
