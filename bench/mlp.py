@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import time
 
 import numpy as np
 
@@ -20,6 +21,10 @@ LAYERS = (784, 256, 128, 10)
 LR, MOMENTUM = 0.01, 0.9
 BATCH_SIZES = (32, 128, 512)
 INFERENCE_BATCH = 512
+#: steps per timing (about 20 ms of work each): short timings interleaved many times pair
+#: each implementation's measurement with the others' under nearly the same machine load
+CHUNKS = {32: 16, 128: 8, 512: 4}
+INFERENCE_CHUNK = 8
 #: the smallest acceptable throughput as a fraction of the NumPy reference's
 TRAINING_TARGETS = {32: 0.75, 128: 0.9, 512: 0.9}
 INFERENCE_TARGET = 0.95
@@ -255,20 +260,32 @@ def check_agreement(impls: list, x: np.ndarray, y: np.ndarray) -> str:
 
 
 # --------------------------------------------------------------------------- timing
-def _training_task(impl, data: list[tuple]):
-    def task() -> None:
-        for x, y in data:
-            impl.train_step(x, y)
+def _chunked_task(step, data: list, chunk: int):
+    """A task that times ``chunk`` consecutive calls of ``step`` on the next items of ``data``
+    (cycling), after one untimed call: after the pause between tasks, the first call pays for
+    the thread pool waking up and for cold caches, the same for every implementation, which
+    would pull every ratio towards 1."""
+    position = 0
+
+    def task() -> float:
+        nonlocal position
+        step(data[position % len(data)])
+        start = time.perf_counter()
+        for i in range(1, chunk + 1):
+            step(data[(position + i) % len(data)])
+        elapsed = time.perf_counter() - start
+        position += chunk + 1
+        return elapsed
 
     return task
 
 
-def _inference_task(impl, data: list):
-    def task() -> None:
-        for x in data:
-            impl.forward(x)
+def _training_task(impl, data: list[tuple], chunk: int):
+    return _chunked_task(lambda batch: impl.train_step(*batch), data, chunk)
 
-    return task
+
+def _inference_task(impl, data: list, chunk: int):
+    return _chunked_task(impl.forward, data, chunk)
 
 
 HEADERS = [
@@ -311,36 +328,44 @@ def run(args: argparse.Namespace) -> str:
 
     check = check_agreement([kind(params) for kind in kinds], x_all[:128], y_all[:128])
 
+    rounds = args.repeats or config.pick(full=60, quick=16, smoke=1)
     training = []
     for batch_size in BATCH_SIZES:
         impls = [kind(params) for kind in kinds]
         plain = batches(x_all, y_all, batch_size)
+        chunk = min(CHUNKS[batch_size], len(plain))
         tasks = {
-            impl.name: _training_task(impl, [(impl.convert(x), impl.convert(y)) for x, y in plain])
+            impl.name: _training_task(
+                impl, [(impl.convert(x), impl.convert(y)) for x, y in plain], chunk
+            )
             for impl in impls
         }
-        times = common.interleaved(tasks, config.repeats, config.warmup, config.pause)
-        training.append(f"**Batch {batch_size}** ({len(plain)} steps per timing)\n")
-        training.append(_rate_table(times, batch_size, len(plain), TRAINING_TARGETS[batch_size]))
+        times = common.interleaved(tasks, rounds, config.warmup, config.pause)
+        training.append(f"**Batch {batch_size}** ({chunk} steps per timing)\n")
+        training.append(_rate_table(times, batch_size, chunk, TRAINING_TARGETS[batch_size]))
 
     impls = [kind(params) for kind in kinds]
     plain = [x for x, _ in batches(x_all, y_all, INFERENCE_BATCH)]
-    tasks = {impl.name: _inference_task(impl, [impl.convert(x) for x in plain]) for impl in impls}
-    times = common.interleaved(tasks, config.repeats, config.warmup, config.pause)
-    inference = _rate_table(times, INFERENCE_BATCH, len(plain), INFERENCE_TARGET)
+    chunk = min(INFERENCE_CHUNK, len(plain))
+    tasks = {
+        impl.name: _inference_task(impl, [impl.convert(x) for x in plain], chunk) for impl in impls
+    }
+    times = common.interleaved(tasks, rounds, config.warmup, config.pause)
+    inference = _rate_table(times, INFERENCE_BATCH, chunk, INFERENCE_TARGET)
 
     skipped = "" if common.torch() is not None else " PyTorch is not installed: skipped."
     return "\n".join(
         [
             "## MLP training (784-256-128-10, ReLU, cross-entropy, SGD momentum 0.9, float32)\n",
-            f"Data: {source}; {samples} samples per timing, the same batches and initial weights "
-            f"for every implementation; {config.repeats} interleaved repeats. BLAS threads: "
+            f"Data: {source} ({samples} samples, cycled through); the same batches and initial "
+            f"weights for every implementation; {rounds} interleaved rounds, each timing a few "
+            "steps after one untimed step. BLAS threads: "
             f"{common.blas()[1]}.{skipped}\n",
             f"Agreement with the NumPy reference (relative error, must be ≤ {TOLERANCE:g}):\n",
             check,
             *training,
             f"**Inference** (forward only, under `no_grad`, batch {INFERENCE_BATCH}, "
-            f"{len(plain)} batches per timing; *ms per step* is per batch)\n",
+            f"{chunk} batches per timing; *ms per step* is per batch)\n",
             inference,
         ]
     )

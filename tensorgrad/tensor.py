@@ -257,6 +257,13 @@ class Tensor:
         """Note an in-place change: graphs that saved the old values will refuse to use them."""
         self._version = _Changes.latest = next(_clock)
 
+    @staticmethod
+    def _mark_all_changed(tensors: Sequence[Tensor]) -> None:
+        """Note an in-place change to each of ``tensors`` (an optimizer step), at one tick."""
+        tick = _Changes.latest = next(_clock)
+        for t in tensors:
+            t._version = tick
+
     def _check_inplace(self, name: str) -> None:
         if self.requires_grad and _grad_state.enabled:
             kind = (
@@ -656,11 +663,18 @@ def _named_error(name: str, exc: Exception) -> Exception:
 def _apply(op: ops.Op, *inputs: Any) -> Tensor:
     """Run ``op`` forward on the inputs' arrays, then record it if a gradient will be needed.
 
-    Recording happens only after the forward succeeded, so a failed op leaves no trace.
+    Recording happens only after the forward succeeded, so a failed op leaves no trace. It
+    links the output to ``op`` and ``op`` to its ``parents`` (the input Tensors, None for
+    constants): the graph's edges point backwards only. The output takes the clock's next
+    tick, newer than all its parents and than every in-place change so far: the sweep orders
+    nodes by it and checks saved inputs against it.
+
+    Every op of every model runs through here, so it is written for speed: plain loops, and
+    ``_wrap`` spelled out.
     """
     arrays, needs = [], []
     constants = False
-    for x in inputs:  # a plain loop: the cheapest way through this hottest of paths
+    for x in inputs:
         if isinstance(x, Tensor):
             arrays.append(x._data)
             needs.append(x.requires_grad)
@@ -672,27 +686,24 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
         raise _named_error(op.name, exc) from exc
-    out = _wrap(data)
+    out = Tensor.__new__(Tensor)
+    out._data = data if isinstance(data, np.ndarray) else np.asarray(data)
+    out._grad = None
+    out._version = 0
+    out._retains_grad = False
     if True in needs and _grad_state.enabled:
-        if constants:  # numbers and arrays are no parents
-            inputs = tuple([x if isinstance(x, Tensor) else None for x in inputs])
-        _record(op, out, inputs, arrays, needs)
+        op.parents = (
+            tuple([x if isinstance(x, Tensor) else None for x in inputs]) if constants else inputs
+        )
+        op.inputs = arrays
+        op.needs_input_grad = tuple(needs)
+        out._ctx = op
+        out._seq = next(_clock)
+        out.requires_grad = True
+    else:
+        out._ctx = None
+        out.requires_grad = False
     return out
-
-
-def _record(op: ops.Op, out: Tensor, parents: tuple, arrays: list, needs: list) -> None:
-    """Link ``out`` to ``op`` and ``op`` to its ``parents`` (input Tensors, None for constants):
-    the graph edge, pointing backwards.
-
-    ``out`` takes the clock's next tick, newer than all its parents and than every in-place
-    change so far: the sweep orders nodes by it and checks saved inputs against it.
-    """
-    op.parents = parents
-    op.inputs = arrays
-    op.needs_input_grad = tuple(needs)
-    out._ctx = op
-    out._seq = next(_clock)
-    out.requires_grad = True
 
 
 def _operand(value: Any) -> Any:

@@ -7,6 +7,7 @@ Nothing here asserts anything about speed: timings on a shared machine are not a
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -96,6 +97,17 @@ def test_main_refuses_to_report_when_implementations_disagree(monkeypatch, capsy
     assert "refusing to report" in captured.err
     assert "samples/s" not in captured.out
     assert not output.exists()
+
+
+def test_a_chunked_task_times_its_steps_but_not_the_warm_up_step():
+    calls = []
+    task = mlp._chunked_task(calls.append, ["a", "b", "c"], chunk=2)
+    first, second = task(), task()
+    assert calls == ["a", "b", "c", "a", "b", "c"]  # 1 untimed + 2 timed, cycling
+    assert isinstance(first, float) and isinstance(second, float)
+    slow_warm_up = mlp._chunked_task(lambda item: item and time.sleep(0.05), [True, False], 1)
+    times = common.interleaved({"t": slow_warm_up}, repeats=2, warmup=0)
+    assert all(t < 0.04 for t in times["t"])  # the sleeping first call is left out
 
 
 def test_ops_tables():

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
+from tensorgrad.tensor import Tensor
 
 
 class Adam(Optimizer):
@@ -66,10 +67,9 @@ class Adam(Optimizer):
         )
         beta1, beta2 = (float(b) for b in group["betas"])
         amsgrad, maximize = group["amsgrad"], group["maximize"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, g = p.data, p.grad.data
+        params = [p for p in group["params"] if p._grad is not None]
+        for p in params:
+            param, g = p._data, p._grad._data
             state = self.state.setdefault(p, {})
             if not state:
                 state["step"] = 0
@@ -102,7 +102,7 @@ class Adam(Optimizer):
             np.divide(m, tmp, out=tmp)
             tmp *= step_size
             param -= tmp
-            p._mark_changed()
+        Tensor._mark_all_changed(params)
 
 
 class AdamW(Adam):

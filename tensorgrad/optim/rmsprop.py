@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
+from tensorgrad.tensor import Tensor
 
 
 class RMSprop(Optimizer):
@@ -56,10 +57,9 @@ class RMSprop(Optimizer):
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])
         weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
         centered, maximize = group["centered"], group["maximize"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, g = p.data, p.grad.data
+        params = [p for p in group["params"] if p._grad is not None]
+        for p in params:
+            param, g = p._data, p._grad._data
             state = self.state.setdefault(p, {})
             if not state:
                 state["step"] = 0
@@ -98,4 +98,4 @@ class RMSprop(Optimizer):
             else:
                 tmp *= lr
             param -= tmp
-            p._mark_changed()
+        Tensor._mark_all_changed(params)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
+from tensorgrad.tensor import Tensor
 
 
 class SGD(Optimizer):
@@ -53,9 +54,8 @@ class SGD(Optimizer):
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
         state = self.state
-        for p in group["params"]:
-            if p._grad is None:
-                continue
+        params = [p for p in group["params"] if p._grad is not None]
+        for p in params:
             param, d = p._data, p._grad._data
             tmp = self._tmp(p)
             if maximize:
@@ -75,4 +75,4 @@ class SGD(Optimizer):
                 d = np.add(d, buf * momentum, tmp) if nesterov else buf
             np.multiply(d, lr, tmp)
             param -= tmp
-            p._mark_changed()
+        Tensor._mark_all_changed(params)
