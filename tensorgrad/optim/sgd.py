@@ -53,11 +53,12 @@ class SGD(Optimizer):
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
-        state = self.state
+        state, scratch = self.state, self._scratch
         params = [p for p in group["params"] if p._grad is not None]
         for p in params:
             param, d = p._data, p._grad._data
-            tmp = self._tmp(p)
+            entry = scratch.get(p)  # self._tmp(p), inline
+            tmp = entry[1] if entry is not None and entry[0] is param else self._tmp(p)
             if maximize:
                 d = np.negative(d, tmp)
             if weight_decay:
