@@ -40,6 +40,7 @@ class Optimizer:
         self.state: dict[Tensor, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
         self._scratch: dict[Tensor, tuple[np.ndarray, np.ndarray]] = {}  # (for array, scratch)
+        self._flat: dict[int, Any] = {}  # flat state of a group, by its first parameter's id
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")

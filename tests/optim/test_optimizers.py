@@ -349,6 +349,46 @@ def test_state_dict_round_trip_resumes_bit_for_bit(make):
     np.testing.assert_array_equal(resumed.data, straight.data)
 
 
+def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_for_bit():
+    """SGD keeps plain momentum buffers as views into one array (fewer NumPy calls); the
+    results, the state and the fall-back after load_state_dict or a missing gradient are
+    those of the per-parameter step."""
+    rng = np.random.default_rng(3)
+    shapes = [(4, 3), (4,), (2, 4), (2,), ()]
+    start = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(6)]
+
+    def train(opt, params, steps, skip=None):
+        for t, step in enumerate(steps):
+            for i, (p, g) in enumerate(zip(params, step)):
+                p.grad = None if (t, i) == skip else g
+            opt.step()
+
+    flat = [param(x.copy(), np.float32) for x in start]
+    flat_opt = optim.SGD(flat, lr=0.1, momentum=0.9)
+    reference = [param(x.copy(), np.float32) for x in start]
+    reference_opt = optim.SGD(reference, lr=0.1, momentum=0.9)
+    reference_opt._flat_step = lambda *args: False  # the per-parameter step only
+    train(flat_opt, flat, grads[:3])
+    train(reference_opt, reference, grads[:3])
+    buffers = [flat_opt.state[p]["momentum_buffer"] for p in flat]
+    assert all(b.base is buffers[0].base for b in buffers)  # one array underneath
+    for a, b in zip(
+        flat + buffers, reference + [reference_opt.state[p]["momentum_buffer"] for p in reference]
+    ):
+        np.testing.assert_array_equal(getattr(a, "data", a), getattr(b, "data", b))
+    train(flat_opt, flat, grads[3:], skip=(0, 1))  # a missing gradient: per-parameter step
+    train(reference_opt, reference, grads[3:], skip=(0, 1))
+    for a, b in zip(flat, reference):
+        np.testing.assert_array_equal(a.data, b.data)
+    loaded = optim.SGD(flat, lr=0.1, momentum=0.9)
+    loaded.load_state_dict(flat_opt.state_dict())
+    train(loaded, flat, grads[:2])  # loaded buffers are separate arrays: per-parameter step
+    train(reference_opt, reference, grads[:2])
+    for a, b in zip(flat, reference):
+        np.testing.assert_array_equal(a.data, b.data)
+
+
 def test_state_dict_layout_follows_pytorch():
     a, b = param([1.0, 2.0]), param([3.0])
     opt = optim.Adam([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
