@@ -198,14 +198,7 @@ def _sweep(
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)
     for leaf, grad in grads.items():
-        if leaf._grad is None and not create_graph:  # the usual case: _own, inline
-            key = id(grad)
-            if key in handed_out or grad.base is not None or not grad.flags.writeable:
-                grad = grad.copy()
-            handed_out.add(key)
-            leaf._grad = _wrap(grad)
-        else:
-            _accumulate(leaf, grad, create_graph, handed_out)
+        _accumulate(leaf, grad, create_graph, handed_out)
 
 
 def backward(

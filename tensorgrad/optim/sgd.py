@@ -53,7 +53,7 @@ class SGD(Optimizer):
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
-        state, scratch = self.state, self._scratch
+        state = self.state
         params = [p for p in group["params"] if p._grad is not None]
         plain = momentum and not (dampening or weight_decay or nesterov or maximize)
         every = params and len(params) == len(group["params"])
@@ -62,8 +62,7 @@ class SGD(Optimizer):
             return
         for p in params:
             param, d = p._data, p._grad._data
-            entry = scratch.get(p)  # self._tmp(p), inline
-            tmp = entry[1] if entry is not None and entry[0] is param else self._tmp(p)
+            tmp = self._tmp(p)
             if maximize:
                 d = np.negative(d, tmp)
             if weight_decay:
