@@ -198,7 +198,10 @@ def _sweep(
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)
     for leaf, grad in grads.items():
-        _accumulate(leaf, grad, create_graph, handed_out)
+        if leaf._grad is None and not create_graph:  # the usual case of _accumulate
+            leaf._grad = _wrap(_own(grad, handed_out))
+        else:
+            _accumulate(leaf, grad, create_graph, handed_out)
 
 
 def backward(
