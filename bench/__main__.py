@@ -24,7 +24,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"comma-separated sections to run (default: all of {','.join(SECTIONS)})",
     )
     parser.add_argument(
-        "--repeats", type=int, default=None, help="interleaved repeats (default 15, quick 5)"
+        "--repeats",
+        type=int,
+        default=None,
+        help="interleaved repeats (default 15, quick 5; the mlp section: 60, quick 16)",
     )
     parser.add_argument(
         "--threads",
