@@ -225,9 +225,13 @@ class Tensor:
         vector of the vector-Jacobian product). The graph is freed afterwards unless
         ``retain_graph``; ``create_graph`` records the backward pass for higher derivatives.
         """
-        from tensorgrad.autograd import backward
+        from tensorgrad import autograd
 
-        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
+        if gradient is None and not create_graph:  # the usual `loss.backward()`, directly
+            seed = autograd._seed(self, None, False, "backward")
+            autograd._sweep([self], [seed], bool(retain_graph), False)
+        else:
+            autograd.backward([self], [gradient], retain_graph, create_graph)
 
     @classmethod
     def _apply_op(cls, op: ops.Op, *inputs: Any) -> Tensor:

@@ -165,12 +165,12 @@ class CrossEntropy(Op):
         logp = _log_softmax(logits, 1)
         self.saved = (logits, logp)  # for the backward on these very arrays
         if self.smoothing:
-            losses = -(logp * self._target_weights((n, c), logp.dtype)).sum(axis=1)
+            losses = -np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
         else:
             losses = -logp[np.arange(n), target]
         if self.reduction == "none":
             return losses
-        total = losses.sum()
+        total = np.add.reduce(losses)
         return total / n if self.reduction == "mean" else total
 
     def backward(self, grad, out, logits):
