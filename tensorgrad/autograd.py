@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import backend
-from tensorgrad.grad_mode import state as _grad_state
+from tensorgrad.grad_mode import enable_grad, no_grad
 from tensorgrad.tensor import Tensor, _Changes, _wrap
 
 _FREED = (
@@ -141,9 +141,7 @@ def _sweep(
             if root._ctx is not None:
                 heappush(heap, (-root._seq, root))
     retained: list[tuple[Tensor, Any]] = []
-    recording = _grad_state.enabled
-    _grad_state.enabled = create_graph
-    try:
+    with enable_grad() if create_graph else no_grad():
         while heap:
             node = heappop(heap)[1]
             grad = grads.pop(node)
@@ -183,17 +181,12 @@ def _sweep(
             grad = input_grads = input_grad = previous = None  # keep the reference counts exact
             if not retain_graph:
                 ctx.parents = ctx.inputs = None
-    finally:
-        _grad_state.enabled = recording
     # what is left in ``grads`` is the leaves' gradients, complete
     handed_out: set[int] = set()
     if capture is not None:
         for tensor in capture:
-            if tensor in grads:
-                capture[tensor] = grads[tensor]
-        for tensor, grad in capture.items():
-            if grad is not None and not create_graph:
-                capture[tensor] = _own(grad, handed_out)
+            grad = grads.get(tensor, capture[tensor])  # a leaf's, or an inner node's from above
+            capture[tensor] = grad if grad is None or create_graph else _own(grad, handed_out)
         return
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)

@@ -225,13 +225,9 @@ class Tensor:
         vector of the vector-Jacobian product). The graph is freed afterwards unless
         ``retain_graph``; ``create_graph`` records the backward pass for higher derivatives.
         """
-        from tensorgrad import autograd
+        from tensorgrad.autograd import backward
 
-        if gradient is None and not create_graph:  # the usual `loss.backward()`, directly
-            seed = autograd._seed(self, None, False, "backward")
-            autograd._sweep([self], [seed], bool(retain_graph), False)
-        else:
-            autograd.backward([self], [gradient], retain_graph, create_graph)
+        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph)
 
     @classmethod
     def _apply_op(cls, op: ops.Op, *inputs: Any) -> Tensor:
@@ -259,7 +255,7 @@ class Tensor:
     # ----------------------------------------------------------------- in place
     def _mark_changed(self) -> None:
         """Note an in-place change: graphs that saved the old values will refuse to use them."""
-        self._version = _Changes.latest = next(_clock)
+        Tensor._mark_all_changed((self,))
 
     @staticmethod
     def _mark_all_changed(tensors: Sequence[Tensor]) -> None:
@@ -667,14 +663,9 @@ def _named_error(name: str, exc: Exception) -> Exception:
 def _apply(op: ops.Op, *inputs: Any) -> Tensor:
     """Run ``op`` forward on the inputs' arrays, then record it if a gradient will be needed.
 
-    Recording happens only after the forward succeeded, so a failed op leaves no trace. It
-    links the output to ``op`` and ``op`` to its ``parents`` (the input Tensors, None for
-    constants): the graph's edges point backwards only. The output takes the clock's next
-    tick, newer than all its parents and than every in-place change so far: the sweep orders
-    nodes by it and checks saved inputs against it.
-
-    Every op of every model runs through here, so it is written for speed: plain loops, and
-    ``_wrap`` spelled out.
+    Recording happens only after the forward succeeded, so a failed op leaves no trace.
+    Every op of every model runs through here: the loop over the inputs is a plain one, the
+    cheapest way in Python.
     """
     arrays, needs = [], []
     constants = False
@@ -690,24 +681,27 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
         raise _named_error(op.name, exc) from exc
-    out = Tensor.__new__(Tensor)
-    out._data = data if isinstance(data, np.ndarray) else np.asarray(data)
-    out._grad = None
-    out._version = 0
-    out._retains_grad = False
+    out = _wrap(data)
     if True in needs and _grad_state.enabled:
-        op.parents = (
-            tuple([x if isinstance(x, Tensor) else None for x in inputs]) if constants else inputs
-        )
-        op.inputs = arrays
-        op.needs_input_grad = tuple(needs)
-        out._ctx = op
-        out._seq = next(_clock)
-        out.requires_grad = True
-    else:
-        out._ctx = None
-        out.requires_grad = False
+        if constants:  # numbers and arrays are no parents
+            inputs = tuple([x if isinstance(x, Tensor) else None for x in inputs])
+        _record(op, out, inputs, arrays, needs)
     return out
+
+
+def _record(op: ops.Op, out: Tensor, parents: tuple, arrays: list, needs: list) -> None:
+    """Link ``out`` to ``op`` and ``op`` to its ``parents`` (input Tensors, None for constants):
+    the graph's edges point backwards only.
+
+    ``out`` takes the clock's next tick, newer than all its parents and than every in-place
+    change so far: the sweep orders nodes by it and checks saved inputs against it.
+    """
+    op.parents = parents
+    op.inputs = arrays
+    op.needs_input_grad = tuple(needs)
+    out._ctx = op
+    out._seq = next(_clock)
+    out.requires_grad = True
 
 
 def _operand(value: Any) -> Any:

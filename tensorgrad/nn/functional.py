@@ -73,11 +73,10 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` as one fused op; ``weight`` has shape (out_features, in_features)."""
     x = x if isinstance(x, Tensor) else as_tensor(x)
-    weight = weight if isinstance(weight, Tensor) else as_tensor(weight)
+    weight = as_tensor(weight)
     if bias is None:
         return _apply(ops.Linear(), x, weight)
-    bias = bias if isinstance(bias, Tensor) else as_tensor(bias)
-    return _apply(ops.Linear(), x, weight, bias)
+    return _apply(ops.Linear(), x, weight, as_tensor(bias))
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -220,7 +219,7 @@ def cross_entropy(
     with target (N, d1, ...), where the class axis is axis 1 as in PyTorch.
     """
     input = input if isinstance(input, Tensor) else as_tensor(input)
-    target = target._data if isinstance(target, Tensor) else np.asarray(target)
+    target = _indices(target)
     ndim = input._data.ndim
     if ndim == 2:  # the usual case first; the op checks the arguments
         return _apply(ops.CrossEntropy(target, reduction, label_smoothing), input)

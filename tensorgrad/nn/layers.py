@@ -66,7 +66,7 @@ class ReLU(Module):
 
 def _linear_then_relu(linear: Linear, relu: ReLU, x: Any) -> Tensor:
     """``relu(linear(x))`` as the one op ``linear_relu``."""
-    x = x if isinstance(x, Tensor) else as_tensor(x)
+    x = as_tensor(x)
     if linear.bias is None:
         return _apply(ops.LinearRelu(), x, linear.weight)
     return _apply(ops.LinearRelu(), x, linear.weight, linear.bias)

@@ -67,7 +67,7 @@ class Adam(Optimizer):
         )
         beta1, beta2 = (float(b) for b in group["betas"])
         amsgrad, maximize = group["amsgrad"], group["maximize"]
-        params = [p for p in group["params"] if p._grad is not None]
+        params = self._with_grad(group)
         for p in params:
             param, g = p._data, p._grad._data
             state = self.state.setdefault(p, {})

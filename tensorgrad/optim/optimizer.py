@@ -100,6 +100,11 @@ class Optimizer:
     def _update(self, group: dict[str, Any]) -> None:
         raise TypeError(f"{type(self).__name__} does not define _update()")
 
+    @staticmethod
+    def _with_grad(group: dict[str, Any]) -> list[Tensor]:
+        """The group's parameters that have a gradient (the others are skipped)."""
+        return [p for p in group["params"] if p._grad is not None]
+
     def _tmp(self, p: Tensor) -> np.ndarray:
         """A scratch array shaped like ``p``, reused across steps to avoid temporaries."""
         entry = self._scratch.get(p)

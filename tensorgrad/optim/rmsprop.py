@@ -57,7 +57,7 @@ class RMSprop(Optimizer):
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])
         weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
         centered, maximize = group["centered"], group["maximize"]
-        params = [p for p in group["params"] if p._grad is not None]
+        params = self._with_grad(group)
         for p in params:
             param, g = p._data, p._grad._data
             state = self.state.setdefault(p, {})

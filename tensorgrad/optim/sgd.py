@@ -54,7 +54,7 @@ class SGD(Optimizer):
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
         state = self.state
-        params = [p for p in group["params"] if p._grad is not None]
+        params = self._with_grad(group)
         plain = momentum and not (dampening or weight_decay or nesterov or maximize)
         every = params and len(params) == len(group["params"])
         if plain and every and self._flat_step(params, lr, momentum):
@@ -98,8 +98,8 @@ class SGD(Optimizer):
                 self.state[p] = {"momentum_buffer": buffer}
         else:
             state = self.state
-            for p, buffer in zip(params, flat.buffers):
-                if state[p].get("momentum_buffer") is not buffer:
+            for p, buffer in zip(params, flat.buffers):  # replaced or cleared since?
+                if state.get(p, {}).get("momentum_buffer") is not buffer:
                     del self._flat[id(params[0])]
                     return False
             flat.buffer *= momentum

@@ -389,6 +389,25 @@ def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_fo
         np.testing.assert_array_equal(a.data, b.data)
 
 
+def test_sgd_flat_momentum_restarts_like_the_per_parameter_step_when_state_is_cleared():
+    rng = np.random.default_rng(4)
+    start = [rng.standard_normal(s) for s in ((3, 2), (3,))]
+    flat, reference = ([param(x.copy()) for x in start] for _ in range(2))
+    flat_opt = optim.SGD(flat, lr=0.1, momentum=0.9)
+    reference_opt = optim.SGD(reference, lr=0.1, momentum=0.9)
+    reference_opt._flat_step = lambda *args: False
+    for step in range(4):
+        if step == 2:
+            flat_opt.state.clear()  # momentum starts again from the next gradient
+            reference_opt.state.clear()
+        for params, opt in ((flat, flat_opt), (reference, reference_opt)):
+            for p, x in zip(params, start):
+                p.grad = np.sin(p.data + x)
+            opt.step()
+    for a, b in zip(flat, reference):
+        np.testing.assert_array_equal(a.data, b.data)
+
+
 def test_state_dict_layout_follows_pytorch():
     a, b = param([1.0, 2.0]), param([3.0])
     opt = optim.Adam([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
