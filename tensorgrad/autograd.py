@@ -180,7 +180,7 @@ def _sweep(
                         heappush(heap, (-parent._seq, parent))
             grad = input_grads = input_grad = previous = None  # keep the reference counts exact
             if not retain_graph:
-                ctx.parents = ctx.inputs = None
+                ctx.parents = ctx.inputs = ctx.saved = None
     # what is left in ``grads`` is the leaves' gradients, complete
     handed_out: set[int] = set()
     if capture is not None:

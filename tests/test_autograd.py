@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
+from tensorgrad import ops
+from tensorgrad.tensor import _apply
 
 
 def leaf(value, dtype=tg.float64):
@@ -199,8 +201,6 @@ def test_the_engine_frees_a_gradient_only_when_nothing_else_holds_it():
         def backward(self, grad, out, x):
             seen.append(self.grad_is_free)
             return (grad,)
-
-    from tensorgrad.tensor import _apply
 
     x = leaf([1.0, 2.0])
     _apply(Spy(), x * 2).sum().backward()  # sum's VJP gives a broadcast view: not free
@@ -434,6 +434,20 @@ def test_in_place_change_of_saved_output_is_detected():
         y.mul_(2)
     with pytest.raises(RuntimeError, match=r"output of exp.*modified in place"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize(("steps", "detected"), [(("linear", "relu"), True), (("linear",), False)])
+def test_linear_chain_reads_its_output_only_when_it_ends_with_a_relu(steps, detected):
+    x, w = leaf([[1.0, 2.0]]), leaf([[0.5, 0.25], [-1.0, 1.0]])
+    y = _apply(ops.LinearChain(steps), x, w)
+    with tg.no_grad():
+        y.mul_(2)  # the mask ``out > 0`` would be read from the changed output
+    if detected:
+        with pytest.raises(RuntimeError, match=r"output of linear_chain.*modified in place"):
+            y.sum().backward()
+    else:
+        y.sum().backward()
+        np.testing.assert_array_equal(x.grad.data, [[-0.5, 1.25]])
 
 
 def test_in_place_change_of_unread_input_is_harmless():

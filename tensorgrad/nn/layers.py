@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorgrad import backend, ops
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
-from tensorgrad.nn.module import FUSED_PAIRS, Module
+from tensorgrad.nn.module import FUSERS, Module
 from tensorgrad.nn.parameter import Parameter
 from tensorgrad.tensor import Tensor, _apply, as_tensor
 
@@ -64,15 +64,29 @@ class ReLU(Module):
         return F.relu(x)
 
 
-def _linear_then_relu(linear: Linear, relu: ReLU, x: Any) -> Tensor:
-    """``relu(linear(x))`` as the one op ``linear_relu``."""
-    x = as_tensor(x)
-    if linear.bias is None:
-        return _apply(ops.LinearRelu(), x, linear.weight)
-    return _apply(ops.LinearRelu(), x, linear.weight, linear.bias)
+def _linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
+    """A run of ``Linear`` and ``ReLU`` layers (in ``Sequential``) as a function that runs
+    them as the one op ``linear_chain``."""
+    steps: list[str] = []
+    params: list[Tensor] = []
+    for layer in layers:
+        if type(layer) is ReLU:
+            steps.append("relu")
+        elif layer.bias is None:
+            steps.append("linear")
+            params.append(layer.weight)
+        else:
+            steps.append("linear+bias")
+            params += (layer.weight, layer.bias)
+    chain = tuple(steps)
+
+    def run(x: Any) -> Tensor:
+        return _apply(ops.LinearChain(chain), as_tensor(x), *params)
+
+    return run
 
 
-FUSED_PAIRS[Linear, ReLU] = _linear_then_relu
+FUSERS[Linear] = FUSERS[ReLU] = _linear_chain
 
 
 class LeakyReLU(Module):

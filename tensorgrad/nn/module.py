@@ -46,6 +46,13 @@ def _walk(name: str, value: Any, seen: set[int]) -> Iterator[tuple[str, Any]]:
             yield from _walk(f"{name}.{key}", item, seen)
 
 
+class _Layout:
+    """How many times an attribute of any module, or the layers of any ``Sequential``, have
+    changed: a fused plan made before the latest change is made again before it is used."""
+
+    changes = 0
+
+
 class Module:
     """Base class of layers and models: subclass it, assign layers and parameters as
     attributes in ``__init__``, and write ``forward``; call the module to run it."""
@@ -85,10 +92,12 @@ class Module:
                 "expected)"
             )
         object.__setattr__(self, name, value)
+        _Layout.changes += 1
 
     def __delattr__(self, name: str) -> None:
         self._buffers().pop(name, None)
         object.__delattr__(self, name)
+        _Layout.changes += 1
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer: state kept with the module (and in ``state_dict`` when ``persistent``)
@@ -370,18 +379,44 @@ def _check_module(value: Any, where: str) -> Module:
     return value
 
 
-#: pairs of layer types that ``Sequential`` runs as one fused op, and how: filled in by the
-#: module that defines the layers (``Linear`` then ``ReLU`` is one ``linear_relu`` op)
-FUSED_PAIRS: dict[tuple[type, type], Callable[[Any, Any, Any], Any]] = {}
+#: layer types that ``Sequential`` runs together as one fused op when two or more follow each
+#: other, each with the function that turns such a run into one function of the input: filled
+#: in by the module that defines the layers (runs of ``Linear`` and ``ReLU`` are one
+#: ``linear_chain`` op)
+FUSERS: dict[type, Callable[[tuple[Module, ...]], Callable[[Any], Any]]] = {}
+
+
+class _Plan:
+    """A ``Sequential``'s layers as the functions its forward calls in turn, made when the
+    layout had seen ``changes`` changes. (Not a list: attributes that are lists are searched
+    for sub-modules.)"""
+
+    __slots__ = ("changes", "runs")
+
+    def __init__(self, modules: tuple[Module, ...]) -> None:
+        self.changes = _Layout.changes
+        runs: list[Callable[[Any], Any]] = []
+        i, n = 0, len(modules)
+        while i < n:
+            fuser, end = FUSERS.get(type(modules[i])), i + 1
+            while fuser is not None and end < n and FUSERS.get(type(modules[end])) is fuser:
+                end += 1
+            runs.append(fuser(modules[i:end]) if end - i > 1 else modules[i])
+            i = end
+        self.runs = tuple(runs)
 
 
 class Sequential(_Container):
     """Modules applied one after another: ``Sequential(Linear(784, 10), ReLU())``, or from an
     ``OrderedDict`` of named modules.
 
-    Adjacent layers listed in :data:`FUSED_PAIRS` (exactly those types, not subclasses) run
-    as one fused op, as a hand-written step would compute them; the result is the same.
+    Runs of two or more adjacent layers listed in :data:`FUSERS` (exactly those types, not
+    subclasses) run as one fused op, as a hand-written step would compute them; the values
+    and gradients are the same. Which layers run together is worked out once, and again
+    after any change to a module's attributes or to the layers.
     """
+
+    _plan: _Plan | None = None
 
     def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
         super().__init__()
@@ -393,21 +428,17 @@ class Sequential(_Container):
                 self._modules[str(i)] = _check_module(module, "Sequential")
 
     def forward(self, x: Any) -> Any:
-        modules = tuple(self._modules.values())
-        i, n = 0, len(modules)
-        while i < n:
-            module = modules[i]
-            fused = FUSED_PAIRS.get((type(module), type(modules[i + 1]))) if i + 1 < n else None
-            if fused is None:
-                x = module(x)
-                i += 1
-            else:
-                x = fused(module, modules[i + 1], x)
-                i += 2
+        plan = self._plan
+        if plan is None or plan.changes != _Layout.changes:
+            plan = _Plan(tuple(self._modules.values()))
+            object.__setattr__(self, "_plan", plan)
+        for run in plan.runs:
+            x = run(x)
         return x
 
     def append(self, module: Module) -> Sequential:
         self._modules[str(len(self._modules))] = _check_module(module, "Sequential.append")
+        _Layout.changes += 1
         return self
 
     def __getitem__(self, index: int | slice) -> Module:

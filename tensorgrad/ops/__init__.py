@@ -35,7 +35,7 @@ from tensorgrad.ops.nn import (
     BinaryCrossEntropyWithLogits,
     CrossEntropy,
     Linear,
-    LinearRelu,
+    LinearChain,
     LogSoftmax,
     Softmax,
 )
@@ -68,7 +68,7 @@ __all__ = [
     "IndexAdd",
     "LeakyRelu",
     "Linear",
-    "LinearRelu",
+    "LinearChain",
     "Log",
     "LogSoftmax",
     "LogSumExp",

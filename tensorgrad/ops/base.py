@@ -35,6 +35,10 @@ class Op(ABC):
     #: as a hand-written step does (``d *= mask``)
     grad_is_free: bool = False
 
+    #: what forward keeps for backward besides the inputs (the engine drops it, with the
+    #: inputs, once backward has run without ``retain_graph``)
+    saved: Any = None
+
     parents: tuple | None
     needs_input_grad: tuple[bool, ...]
 

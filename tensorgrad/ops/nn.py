@@ -6,12 +6,12 @@ Fusing softmax with cross-entropy is both faster and stabler: the gradient is si
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from tensorgrad.ops.base import Op, call, normalize_axis, shape_of, sum_to
-from tensorgrad.ops.elementwise import Sigmoid
+from tensorgrad.ops.elementwise import Relu, Sigmoid
 
 
 class Softmax(Op):
@@ -57,58 +57,171 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return shifted
 
 
+def _linear(where: str, x: Any, weight: Any, bias: Any) -> Any:
+    """``x @ weight.T + bias`` (bias may be None); ``where`` names the op (and the step) in
+    errors. A matmul that fails is a shape mismatch; the checks before it catch the shapes
+    that would broadcast silently instead."""
+    if weight.ndim != 2 or (bias is not None and (bias.ndim != 1 or len(bias) != len(weight))):
+        raise ValueError(_linear_error(where, x, weight, bias))
+    try:
+        out = x @ weight.T
+    except ValueError:
+        raise ValueError(_linear_error(where, x, weight, bias)) from None
+    if bias is not None:
+        out += bias
+    return out
+
+
+def _linear_error(where: str, x: Any, weight: Any, bias: Any) -> str:
+    w_shape = weight.shape
+    if len(w_shape) != 2:
+        return f"{where}: weight must be 2-D (out, in), got shape {w_shape}"
+    if bias is not None and bias.shape != w_shape[:1]:
+        return (
+            f"{where}: bias of shape {bias.shape} does not match weight of shape {w_shape} "
+            f"(expected ({w_shape[0]},))"
+        )
+    return (
+        f"{where}: input of shape {x.shape} does not match weight of shape {w_shape} "
+        f"(expected input (..., {w_shape[1]}))"
+    )
+
+
+def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, need_db: bool):
+    """The gradients (dx, dw, db) of ``x @ weight.T + bias``, each only where needed."""
+    dx = grad @ weight if need_dx else None
+    if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
+        out_features, in_features = weight.shape
+        grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
+    dw = grad.T @ x if need_dw else None
+    db = grad.sum(axis=0) if need_db else None
+    return dx, dw, db
+
+
 class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
     def forward(self, x, weight, bias=None):
-        x_shape, w_shape = x.shape, weight.shape
-        if len(w_shape) != 2:
-            raise ValueError(f"{self.name}: weight must be 2-D (out, in), got shape {w_shape}")
-        if x_shape[-1:] != w_shape[1:]:
-            raise ValueError(
-                f"{self.name}: input of shape {x_shape} does not match weight of shape "
-                f"{w_shape} (expected input (..., {w_shape[1]}))"
-            )
-        if bias is not None and bias.shape != w_shape[:1]:
-            raise ValueError(
-                f"{self.name}: bias of shape {bias.shape} does not match weight of shape "
-                f"{w_shape} (expected ({w_shape[0]},))"
-            )
-        out = x @ weight.T
-        if bias is not None:
-            out += bias
-        return out
+        return _linear(self.name, x, weight, bias)
 
     def backward(self, grad, out, x, weight, bias=None):
         needs = self.needs_input_grad
-        dx = grad @ weight if needs[0] else None
-        if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
-            out_features, in_features = weight.shape
-            grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
-        dw = grad.T @ x if needs[1] else None
-        db = grad.sum(axis=0) if bias is not None and needs[2] else None
-        return dx, dw, db
+        return _linear_vjp(grad, x, weight, needs[0], needs[1], bias is not None and needs[2])
 
 
-class LinearRelu(Linear):
-    """``relu(x @ weight.T + bias)`` in one op, as a hand-written step computes it: the ReLU
-    runs in place on the fresh product, and backward masks the gradient (in place when the
-    engine says it is free) before the linear VJP. ``nn.Sequential`` runs a ``Linear``
-    followed by a ``ReLU`` as this op."""
+#: a step of a linear chain: (is it a ReLU, the index of its weight among the parameters, or for
+#: a ReLU the number of parameters before it; the index of its bias, or None)
+_Step = tuple[bool, int, "int | None"]
 
-    name = "linear_relu"
-    uses_output = True  # the mask is ``out > 0``, the same as ``x @ weight.T + bias > 0``
 
-    def forward(self, x, weight, bias=None):
-        out = Linear.forward(self, x, weight, bias)
-        return np.maximum(out, 0, out=out)
-
-    def backward(self, grad, out, x, weight, bias=None):
-        if self.grad_is_free:
-            grad *= out > 0
+def _chain_layout(steps: tuple[str, ...]) -> tuple[tuple[_Step, ...], int]:
+    """The steps of a linear chain as :data:`_Step` tuples, and how many parameters they take."""
+    layout: list[_Step] = []
+    n = 0
+    for step in steps:
+        if step == "relu":
+            layout.append((True, n, None))
+        elif step == "linear":
+            layout.append((False, n, None))
+            n += 1
+        elif step == "linear+bias":
+            layout.append((False, n, n + 1))
+            n += 2
         else:
-            grad = grad * (out > 0)
-        return Linear.backward(self, grad, out, x, weight, bias)
+            raise ValueError(
+                f"linear_chain: a step must be 'linear', 'linear+bias' or 'relu', got {step!r}"
+            )
+    if not layout:
+        raise ValueError("linear_chain: needs at least one step")
+    return tuple(layout), n
+
+
+class LinearChain(Op):
+    """Linear layers and ReLUs applied in turn, as one op: the forward and backward that a
+    hand-written MLP step computes, with one node in the graph for the whole run.
+
+    ``steps`` lists them in order: ``"linear"`` (takes the next input as its weight),
+    ``"linear+bias"`` (the next two: weight and bias) or ``"relu"``; the inputs are ``x``
+    followed by the weights and biases. A ReLU after another step runs in place on that
+    step's fresh output, and backward masks gradients in place where they are its own, as a
+    hand-written step does (``d *= h > 0``). ``nn.Sequential`` runs its runs of ``Linear``
+    and ``ReLU`` layers as this op.
+    """
+
+    name = "linear_chain"
+    _layouts: ClassVar[dict[tuple[str, ...], tuple[tuple[_Step, ...], int]]] = {}
+
+    def __init__(self, steps: tuple[str, ...]):
+        self.steps = steps = tuple(steps)
+        layout = self._layouts.get(steps)
+        if layout is None:
+            layout = self._layouts[steps] = _chain_layout(steps)
+        self.layout, self.n_params = layout
+        self.uses_output = self.layout[-1][0]  # a final ReLU's mask is ``out > 0``
+
+    def forward(self, x, *params):
+        if len(params) != self.n_params:
+            raise TypeError(
+                f"{self.name}: steps {self.steps!r} take {self.n_params} weights and biases "
+                f"after the input, got {len(params)}"
+            )
+        values = [x]  # the input of every step, then the output
+        for k, (relu, w, b) in enumerate(self.layout):
+            if relu:  # in place, except on the chain's input, which is not ours
+                x = np.maximum(x, 0, out=x) if k else np.maximum(x, 0)
+            else:
+                try:
+                    x = _linear(self.name, x, params[w], None if b is None else params[b])
+                except ValueError as exc:
+                    detail = str(exc).removeprefix(f"{self.name}: ")
+                    raise ValueError(f"{self.name}: step {k} ({self.steps[k]}): {detail}") from None
+            values.append(x)
+        self.saved = values
+        return x
+
+    def _recorded(self, x: Any, params: tuple) -> list:
+        """The values of ``forward``, recorded on Tensors, so that they are differentiable
+        (when backward itself is being recorded, for higher derivatives)."""
+        values = [x]
+        for relu, w, b in self.layout:
+            x = call(Relu, x) if relu else call(Linear, x, *params[w : w + (b is not None) + 1])
+            values.append(x)
+        return values
+
+    def backward(self, grad, out, x, *params):
+        needs, layout, values = self.needs_input_grad, self.layout, self.saved
+        if values[0] is not x:  # recording backward: on Tensors
+            values = self._recorded(x, params)
+        grads: list = [None] * len(needs)  # like needs: x's, then the parameters'
+        own = self.grad_is_free  # whether grad is an array that backward may write into
+        for k in range(len(layout) - 1, -1, -1):
+            relu, w, b = layout[k]
+            upstream = True in needs[: w + 1]  # x or a parameter of an earlier step needs one
+            if relu:
+                if not upstream:
+                    break
+                if own:
+                    grad *= values[k + 1] > 0
+                else:
+                    grad = grad * (values[k + 1] > 0)
+                    own = type(grad) is np.ndarray
+            else:
+                grad, grads[w + 1], db = _linear_vjp(
+                    grad,
+                    values[k],
+                    params[w],
+                    upstream,
+                    needs[w + 1],
+                    b is not None and needs[b + 1],
+                )
+                if b is not None:
+                    grads[b + 1] = db
+                if not upstream:
+                    break
+                own = type(grad) is np.ndarray
+        if needs[0]:
+            grads[0] = grad
+        return tuple(grads)
 
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -143,51 +256,54 @@ class CrossEntropy(Op):
 
     def forward(self, logits):
         target = self.target
-        shape = shape_of(logits)
-        if len(shape) != 2:
+        if logits.ndim != 2:
             raise ValueError(
-                f"cross_entropy: logits must be 2-D (batch, classes), got shape {shape}"
+                f"cross_entropy: logits must be 2-D (batch, classes), got shape {logits.shape}"
             )
-        n, c = shape
+        n, c = logits.shape
         if shape_of(target) != (n,):
             raise ValueError(
                 f"cross_entropy: target must have shape ({n},) to match logits of shape "
-                f"{shape}, got {shape_of(target)}"
+                f"{logits.shape}, got {shape_of(target)}"
             )
         if target.dtype.kind not in "iu":
             raise TypeError(
                 f"cross_entropy: target must hold class indices (integers), got {target.dtype}"
             )
         # one pass finds negatives too: seen as unsigned, they are larger than any class
-        if n and target.view(_UNSIGNED[target.itemsize]).max() >= c:
+        if n and np.maximum.reduce(target.view(_UNSIGNED[target.itemsize])) >= c:
             bad = int(target.max() if target.max() >= c else target.min())
             raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
         logp = _log_softmax(logits, 1)
-        self.saved = (logits, logp)  # for the backward on these very arrays
+        rows = np.arange(n)
+        self.saved = (logits, logp, rows)  # for the backward on these very arrays
         if self.smoothing:
             losses = -np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
+        elif self.reduction == "none":
+            return -logp[rows, target]
         else:
-            losses = -logp[np.arange(n), target]
+            losses = logp[rows, target]
         if self.reduction == "none":
             return losses
-        total = np.add.reduce(losses)
+        total = np.add.reduce(losses) if self.smoothing else -np.add.reduce(losses)
         return total / n if self.reduction == "mean" else total
 
     def backward(self, grad, out, logits):
-        n, c = shape_of(logits)
-        scale = grad.reshape(n, 1) if self.reduction == "none" else grad
-        if self.reduction == "mean":
-            scale = scale / n
-        saved_logits, logp = self.saved
+        saved_logits, logp, rows = self.saved
+        n, c = logp.shape
         if logits is not saved_logits:  # recording on Tensors: a differentiable log-softmax
-            logp = call(LogSoftmax, logits, axis=1)
-        probs = np.exp(logp)
-        if not isinstance(probs, np.ndarray):
+            probs = np.exp(call(LogSoftmax, logits, axis=1))
+            scale = grad.reshape(n, 1) if self.reduction == "none" else grad
+            scale = scale / n if self.reduction == "mean" else scale
             return ((probs - self._target_weights((n, c), probs.dtype)) * scale,)
-        probs[np.arange(n), self.target] -= 1 - self.smoothing  # softmax − target, in place
+        probs = np.exp(logp)
+        probs[rows, self.target] -= 1 - self.smoothing  # softmax − target, in place
         if self.smoothing:
             probs -= self.smoothing / c
-        probs *= scale
+        if self.reduction == "none":
+            probs *= grad.reshape(n, 1)
+        else:  # a 0-d gradient: as a Python number, the cheapest operand
+            probs *= float(grad) / n if self.reduction == "mean" else float(grad)
         return (probs,)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -87,7 +88,8 @@ class SGD(Optimizer):
         buffers as views into one array, so that decaying them and scaling by ``lr`` are one
         NumPy call each for the whole group instead of one per parameter. The results are the
         same, bit for bit. Returns False, doing nothing, where the buffers are not (or no
-        longer, after ``load_state_dict``) such views, or the dtypes differ."""
+        longer, after ``load_state_dict`` or a change to ``state``) such views, or the dtypes
+        differ."""
         flat = self._flat.get(id(params[0]))
         if flat is None or flat.ids != tuple(map(id, params)):
             if any(p in self.state for p in params) or len({p.dtype for p in params}) != 1:
@@ -96,19 +98,24 @@ class SGD(Optimizer):
             for p, buffer in zip(params, flat.buffers):
                 np.copyto(buffer, p._grad._data)  # the first step: b = g
                 self.state[p] = {"momentum_buffer": buffer}
+        elif not flat.in_state(params, self.state):
+            del self._flat[id(params[0])]
+            return False
         else:
-            state = self.state
-            for p, buffer in zip(params, flat.buffers):  # replaced or cleared since?
-                if state.get(p, {}).get("momentum_buffer") is not buffer:
-                    del self._flat[id(params[0])]
-                    return False
             flat.buffer *= momentum
-            for p, buffer in zip(params, flat.buffers):
-                buffer += p._grad._data
+            _each(np.add, flat.buffers, [p._grad._data for p in params])
         np.multiply(flat.buffer, lr, flat.scratch)
-        for p, scaled in zip(params, flat.scratches):
-            p._data -= scaled
+        _each(np.subtract, [p._data for p in params], flat.scratches)
         return True
+
+
+_MOMENTUM_BUFFER = operator.itemgetter("momentum_buffer")
+
+
+def _each(ufunc: np.ufunc, targets: list[np.ndarray], operands: list[np.ndarray]) -> None:
+    """``ufunc(t, o, out=t)`` for each pair: in place, with ``map`` running the loop in C."""
+    for _ in map(ufunc, targets, operands, targets):
+        pass
 
 
 class _FlatBuffers:
@@ -127,3 +134,12 @@ class _FlatBuffers:
     @staticmethod
     def _view(array: np.ndarray, bounds: list[int], i: int, p: Tensor) -> np.ndarray:
         return array[bounds[i] : bounds[i + 1]].reshape(p.shape)
+
+    def in_state(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
+        """Whether ``state`` still holds these very buffers for ``params`` (it may have been
+        cleared, or a buffer replaced), checked by identity with the loop in C."""
+        try:
+            held = map(_MOMENTUM_BUFFER, map(state.__getitem__, params))
+            return all(map(operator.is_, held, self.buffers))
+        except (KeyError, TypeError):
+            return False

@@ -187,27 +187,30 @@ def test_sequential_runs_in_order_and_indexes():
     assert [n for n, _ in named.named_children()] == ["fc", "act", "2", "extra"]
 
 
-def test_sequential_fuses_linear_then_relu_with_the_same_results():
+def test_sequential_runs_linear_and_relu_layers_as_one_op_with_the_same_results():
     tg.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
-    x = tg.randn((6, 4)).double()
-    model = model.double()
+    model = nn.Sequential(
+        nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 3, bias=False), nn.ReLU(), nn.Linear(3, 2)
+    ).double()
+    x = tg.randn((6, 4)).double().requires_grad_()
     out = model(x)
-    hidden = out.grad_fn.parents[0]
-    assert out.grad_fn.name == "linear" and hidden.grad_fn.name == "linear_relu"
+    assert out.grad_fn.name == "linear_chain" and out.grad_fn.parents[0] is x
+    assert out.grad_fn.steps == ("linear+bias", "relu", "linear", "relu", "linear+bias")
     out.sum().backward()
-    fused = [p.grad.data.copy() for p in model.parameters()]
+    fused = [t.grad.data.copy() for t in (x, *model.parameters())]
     model.zero_grad()
+    x.grad = None
     step_by_step = x
     for layer in model:  # each module on its own: no fusion
         step_by_step = layer(step_by_step)
+    assert step_by_step.grad_fn.name == "linear"
     np.testing.assert_allclose(out.data, step_by_step.data, rtol=1e-15)
     step_by_step.sum().backward()
-    for a, b in zip(fused, (p.grad.data for p in model.parameters()), strict=True):
+    for a, b in zip(fused, (t.grad.data for t in (x, *model.parameters())), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
 
 
-def test_sequential_fuses_only_those_exact_layer_types():
+def test_sequential_fuses_only_runs_of_those_exact_layer_types():
     class Shifted(nn.Linear):
         def forward(self, x):
             return super().forward(x) + 1.0
@@ -217,9 +220,27 @@ def test_sequential_fuses_only_those_exact_layer_types():
     np.testing.assert_array_equal(model(x).data, (model[0](x)).relu().data)
     assert model(x).grad_fn.name == "relu"
     relu_first = nn.Sequential(nn.ReLU(), nn.Linear(3, 2))
-    assert relu_first(x).grad_fn.name == "linear"
+    assert relu_first(x).grad_fn.steps == ("relu", "linear+bias")
     no_bias = nn.Sequential(nn.Linear(3, 2, bias=False), nn.ReLU())
-    assert no_bias(x).grad_fn.name == "linear_relu" and len(no_bias(x).grad_fn.parents) == 2
+    assert no_bias(x).grad_fn.steps == ("linear", "relu") and len(no_bias(x).grad_fn.parents) == 2
+    split = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Tanh(), nn.Linear(3, 2), nn.ReLU())
+    out = split(x)
+    assert out.grad_fn.steps == ("linear+bias", "relu")
+    assert out.grad_fn.parents[0].grad_fn.name == "tanh"
+    assert out.grad_fn.parents[0].grad_fn.parents[0].grad_fn.steps == ("linear+bias", "relu")
+    assert nn.Sequential(nn.Linear(3, 2))(x).grad_fn.name == "linear"  # a run of one
+
+
+def test_sequential_fusion_follows_changes_to_the_layers():
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2, bias=False))
+    x = tg.ones((2, 3))
+    assert model(x).grad_fn.steps == ("linear+bias", "relu", "linear")
+    model[0].bias = None
+    model[2].weight = nn.Parameter(tg.zeros((4, 3)))
+    assert model(x).shape == (2, 4) and model(x).grad_fn.steps == ("linear", "relu", "linear")
+    model.append(nn.Tanh())
+    assert model(x).grad_fn.name == "tanh"
+    assert model(x).grad_fn.parents[0].grad_fn.steps == ("linear", "relu", "linear")
 
 
 # --------------------------------------------------------------------- state dicts

@@ -389,7 +389,24 @@ def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_fo
         np.testing.assert_array_equal(a.data, b.data)
 
 
-def test_sgd_flat_momentum_restarts_like_the_per_parameter_step_when_state_is_cleared():
+def _clear(opt, params):
+    opt.state.clear()  # momentum starts again from the next gradient
+
+
+def _replace_buffer(opt, params):
+    opt.state[params[1]]["momentum_buffer"] = np.full(params[1].shape, 0.5)
+
+
+def _replace_entry(opt, params):
+    opt.state[params[0]] = {"momentum_buffer": np.zeros(params[0].shape)}
+
+
+def _drop_entry(opt, params):
+    del opt.state[params[1]]
+
+
+@pytest.mark.parametrize("change", [_clear, _replace_buffer, _replace_entry, _drop_entry])
+def test_sgd_flat_momentum_follows_changes_to_state_like_the_per_parameter_step(change):
     rng = np.random.default_rng(4)
     start = [rng.standard_normal(s) for s in ((3, 2), (3,))]
     flat, reference = ([param(x.copy()) for x in start] for _ in range(2))
@@ -398,8 +415,8 @@ def test_sgd_flat_momentum_restarts_like_the_per_parameter_step_when_state_is_cl
     reference_opt._flat_step = lambda *args: False
     for step in range(4):
         if step == 2:
-            flat_opt.state.clear()  # momentum starts again from the next gradient
-            reference_opt.state.clear()
+            change(flat_opt, flat)
+            change(reference_opt, reference)
         for params, opt in ((flat, flat_opt), (reference, reference_opt)):
             for p, x in zip(params, start):
                 p.grad = np.sin(p.data + x)
