@@ -27,6 +27,18 @@ _FREED = (
 )
 
 
+def _sole_reference_count() -> int:
+    """What ``getrefcount`` says of an array that only one local variable refers to: 2 (the
+    variable and the call's argument) up to Python 3.13; 3.14 may pass the argument as a
+    borrowed reference, and say 1. Measured here, at a call site shaped like the sweep's, so
+    that "nothing else refers to it" is never concluded from a count that means otherwise."""
+    probe = np.empty(0)
+    return getrefcount(probe)
+
+
+_SOLE = _sole_reference_count()
+
+
 def _check_versions(node: Tensor, ctx: Any) -> None:
     """Refuse to differentiate through values that were changed in place after being saved."""
     if ctx.uses_inputs:
@@ -159,8 +171,8 @@ def _sweep(
                 values = [p if p is not None else v for p, v in zip(ctx.parents, ctx.inputs)]
                 input_grads = ctx.backward(grad, node, *values)
             else:
-                # only our ``grad`` and getrefcount's argument refer to it: backward may reuse it
-                free = getrefcount(grad) == 2 and type(grad) is np.ndarray and grad.base is None
+                # nothing but our ``grad`` refers to it: backward may reuse it
+                free = getrefcount(grad) == _SOLE and type(grad) is np.ndarray and grad.base is None
                 ctx.grad_is_free = free
                 input_grads = ctx.backward(grad, node._data, *ctx.inputs)
                 if free:
