@@ -178,18 +178,21 @@ def _sweep(
                 if free:
                     ctx.grad_is_free = False
             for parent, input_grad, needed in zip(ctx.parents, input_grads, ctx.needs_input_grad):
-                if not needed or input_grad is None:
-                    continue
-                data = parent._data
-                if create_graph or input_grad.dtype != data.dtype or input_grad.shape != data.shape:
-                    input_grad = _conform(input_grad, parent, ctx, create_graph)
-                previous = grads.get(parent)
-                if previous is not None:
-                    grads[parent] = previous + input_grad
-                else:
-                    grads[parent] = input_grad
-                    if parent._ctx is not None:
-                        heappush(heap, (-parent._seq, parent))
+                if needed and input_grad is not None:
+                    data = parent._data
+                    if (
+                        create_graph
+                        or input_grad.shape != data.shape
+                        or input_grad.dtype != data.dtype
+                    ):
+                        input_grad = _conform(input_grad, parent, ctx, create_graph)
+                    previous = grads.get(parent)
+                    if previous is not None:
+                        grads[parent] = previous + input_grad
+                    else:
+                        grads[parent] = input_grad
+                        if parent._ctx is not None:  # its first gradient: its turn will come
+                            heappush(heap, (-parent._seq, parent))
             grad = input_grads = input_grad = previous = None  # keep the reference counts exact
             if not retain_graph:
                 ctx.parents = ctx.inputs = ctx.saved = None
@@ -203,10 +206,13 @@ def _sweep(
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)
     for leaf, grad in grads.items():
-        if leaf._grad is None and not create_graph:  # the usual case of _accumulate
-            leaf._grad = _wrap(_own(grad, handed_out))
-        else:
+        if leaf._grad is not None or create_graph:
             _accumulate(leaf, grad, create_graph, handed_out)
+        else:  # the usual case of _accumulate, written out: _own, then store
+            if id(grad) in handed_out or grad.base is not None or not grad.flags.writeable:
+                grad = grad.copy()
+            handed_out.add(id(grad))
+            leaf._grad = _wrap(grad)
 
 
 def backward(

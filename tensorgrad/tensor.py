@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,6 +24,10 @@ Shape = tuple[int, ...]
 #: the next tick. A tensor's parents are always older than it, so the backward sweep can take
 #: nodes newest first; a saved value is stale when its last change is newer than the op.
 _clock = itertools.count(1)
+
+
+#: Tensor and its subclasses, which register themselves (for ``_apply``'s check)
+_TENSOR_TYPES: set[type] = set()
 
 
 class _Changes:
@@ -49,6 +54,10 @@ class Tensor:
         "requires_grad",
     )
     __hash__ = object.__hash__  # ``==`` is elementwise, but graph walks need identity hashing
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _TENSOR_TYPES.add(cls)  # Parameter, and any other subclass: see _apply
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
@@ -632,6 +641,9 @@ class Tensor:
         return split(self, split_size_or_sections, axis)
 
 
+_TENSOR_TYPES.add(Tensor)
+
+
 # --------------------------------------------------------------------- the recording engine
 def _wrap(data: Any) -> Tensor:
     """A new leaf around an array, bypassing ``__init__``'s checks (for engine results)."""
@@ -662,19 +674,17 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
     """Run ``op`` forward on the inputs' arrays, then record it if a gradient will be needed.
 
     Recording happens only after the forward succeeded, so a failed op leaves no trace.
-    Every op of every model runs through here: the loop over the inputs is a plain one, the
-    cheapest way in Python.
+    Every op of every model runs through here. When every input is a Tensor (the usual
+    case), ``map`` collects the arrays and flags in C, whatever the number of inputs.
     """
-    arrays, needs = [], []
-    constants = False
-    for x in inputs:
-        if isinstance(x, Tensor):
-            arrays.append(x._data)
-            needs.append(x.requires_grad)
-        else:
-            arrays.append(x)
-            needs.append(False)
-            constants = True
+    if _TENSOR_TYPES.issuperset(map(type, inputs)):
+        arrays = list(map(_DATA, inputs))
+        needs = list(map(_REQUIRES_GRAD, inputs))
+        constants = False
+    else:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
+        constants = True
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
@@ -685,6 +695,10 @@ def _apply(op: ops.Op, *inputs: Any) -> Tensor:
             inputs = tuple([x if isinstance(x, Tensor) else None for x in inputs])
         _record(op, out, inputs, arrays, needs)
     return out
+
+
+_DATA = operator.attrgetter("_data")
+_REQUIRES_GRAD = operator.attrgetter("requires_grad")
 
 
 def _record(op: ops.Op, out: Tensor, parents: tuple, arrays: list, needs: list) -> None:

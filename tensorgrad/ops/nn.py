@@ -94,7 +94,10 @@ def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, ne
         out_features, in_features = weight.shape
         grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
     dw = grad.T @ x if need_dw else None
-    db = grad.sum(axis=0) if need_db else None
+    if need_db:  # on arrays, the ufunc itself (``sum`` goes through a Python wrapper)
+        db = np.add.reduce(grad, 0) if type(grad) is np.ndarray else grad.sum(axis=0)
+    else:
+        db = None
     return dx, dw, db
 
 
@@ -194,9 +197,10 @@ class LinearChain(Op):
             values = self._recorded(x, params)
         grads: list = [None] * len(needs)  # like needs: x's, then the parameters'
         own = self.grad_is_free  # whether grad is an array that backward may write into
+        first = needs.index(True)  # the first input that needs a gradient (x is 0)
         for k in range(len(layout) - 1, -1, -1):
             relu, w, b = layout[k]
-            upstream = True in needs[: w + 1]  # x or a parameter of an earlier step needs one
+            upstream = first <= w  # x or a parameter of an earlier step needs a gradient
             if relu:
                 if not upstream:
                     break
