@@ -71,14 +71,20 @@ def _conform(grad: Any, parent: Tensor, ctx: Any, create_graph: bool) -> Any:
     return grad
 
 
-def _own(grad: np.ndarray, handed_out: set[int]) -> np.ndarray:
-    """``grad``, or a copy of it when it may be shared: a gradient stored in ``.grad`` is
-    later changed in place, and an op may hand one array (or views of it) to several inputs."""
+def _own(grad: Any, handed_out: set[int]) -> np.ndarray:
+    """``grad`` as an array of our own: a copy when it may be shared (a gradient stored in
+    ``.grad`` is later changed in place, and an op may hand one array, or views of it, to
+    several inputs), or when it is a NumPy scalar rather than an array."""
     key = id(grad)
-    if key in handed_out or grad.base is not None or not grad.flags.writeable:
-        grad = grad.copy()
+    if key in handed_out or not _owned(grad):
+        grad = np.array(grad)
     handed_out.add(key)
     return grad
+
+
+def _owned(grad: Any) -> bool:
+    """Whether ``grad`` is an array that owns its writeable memory (not a view, not a scalar)."""
+    return type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
 
 
 def _accumulate(tensor: Tensor, grad: Any, create_graph: bool, handed_out: set[int]) -> None:
@@ -89,7 +95,9 @@ def _accumulate(tensor: Tensor, grad: Any, create_graph: bool, handed_out: set[i
         return
     existing = tensor._grad
     if existing is None:
-        tensor._grad = _wrap(_own(grad, handed_out))
+        tensor._grad = _own(grad, handed_out)  # bare: see tensor._grad_array
+    elif type(existing) is np.ndarray:  # bare, so ours: owned and writeable
+        np.add(existing, grad, out=existing)
     elif existing.requires_grad or not existing._data.flags.writeable:
         tensor._grad = _wrap(existing._data + grad)
     else:
@@ -206,13 +214,10 @@ def _sweep(
     for node, grad in retained:
         _accumulate(node, grad, create_graph, handed_out)
     for leaf, grad in grads.items():
-        if leaf._grad is not None or create_graph:
+        if leaf._grad is None and not create_graph:  # the usual case of _accumulate
+            leaf._grad = _own(grad, handed_out)  # bare: see tensor._grad_array
+        else:
             _accumulate(leaf, grad, create_graph, handed_out)
-        else:  # the usual case of _accumulate, written out: _own, then store
-            if id(grad) in handed_out or grad.base is not None or not grad.flags.writeable:
-                grad = grad.copy()
-            handed_out.add(id(grad))
-            leaf._grad = _wrap(grad)
 
 
 def backward(

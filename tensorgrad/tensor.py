@@ -63,7 +63,7 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data._data
         self._data = backend.as_array(data, dtype)
-        self._grad: Tensor | None = None
+        self._grad: Tensor | np.ndarray | None = None  # see _grad_array
         self._ctx: ops.Op | None = None
         self._version = 0
         self._retains_grad = False
@@ -85,7 +85,10 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient (a Tensor of this tensor's shape and dtype), or None."""
-        return self._grad
+        grad = self._grad
+        if type(grad) is np.ndarray:  # stored bare by backward; a Tensor from now on
+            grad = self._grad = _wrap(grad)
+        return grad
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -655,6 +658,14 @@ def _wrap(data: Any) -> Tensor:
     t._retains_grad = False
     t.requires_grad = False
     return t
+
+
+def _grad_array(tensor: Tensor) -> np.ndarray:
+    """The array of ``tensor``'s gradient (which must exist). Backward stores a plain gradient
+    as the bare array, and ``.grad`` wraps it in a Tensor only when someone asks: a training
+    step whose optimizer reads the arrays directly builds no Tensor per parameter."""
+    grad = tensor._grad
+    return grad if type(grad) is np.ndarray else grad._data
 
 
 def _named_error(name: str, exc: Exception) -> Exception:

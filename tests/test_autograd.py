@@ -417,6 +417,17 @@ def test_kink_derivative_at_zero_is_zero(fn):
     np.testing.assert_array_equal(x.grad.data, [0.0, 0.0])
 
 
+def test_grad_is_one_tensor_that_later_backwards_accumulate_into():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    (x * 1).sum().backward()  # accumulates before anyone has looked at .grad
+    g = x.grad
+    assert isinstance(g, tg.Tensor) and g is x.grad
+    (x * 2).sum().backward()
+    assert g is x.grad
+    np.testing.assert_array_equal(g.data, [6.0, 6.0])
+
+
 # ----------------------------------------------------------------------- in-place changes
 def test_in_place_change_of_saved_input_is_detected():
     x = leaf([1.0, 2.0])

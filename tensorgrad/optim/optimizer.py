@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.grad_mode import enable_grad
-from tensorgrad.tensor import Tensor
+from tensorgrad.tensor import Tensor, _grad_array
 
 
 def _check_nonnegative(name: str, value: float) -> None:
@@ -85,7 +85,7 @@ class Optimizer:
                 if set_to_none or p._grad is None:
                     p._grad = None
                 else:
-                    p._grad._data.fill(0)
+                    _grad_array(p).fill(0)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re)computes the loss first."""

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import Tensor
+from tensorgrad.tensor import Tensor, _grad_array
 
 
 class RMSprop(Optimizer):
@@ -59,7 +59,7 @@ class RMSprop(Optimizer):
         centered, maximize = group["centered"], group["maximize"]
         params = self._with_grad(group)
         for p in params:
-            param, g = p._data, p._grad._data
+            param, g = p._data, _grad_array(p)
             state = self.state.setdefault(p, {})
             if not state:
                 state["step"] = 0

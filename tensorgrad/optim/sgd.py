@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import Tensor
+from tensorgrad.tensor import Tensor, _grad_array
 
 
 class SGD(Optimizer):
@@ -62,7 +62,7 @@ class SGD(Optimizer):
             Tensor._mark_all_changed(params)
             return
         for p in params:
-            param, d = p._data, p._grad._data
+            param, d = p._data, _grad_array(p)
             tmp = self._tmp(p)
             if maximize:
                 d = np.negative(d, tmp)
@@ -96,14 +96,14 @@ class SGD(Optimizer):
                 return False
             flat = self._flat[id(params[0])] = _FlatBuffers(params)
             for p, buffer in zip(params, flat.buffers):
-                np.copyto(buffer, p._grad._data)  # the first step: b = g
+                np.copyto(buffer, _grad_array(p))  # the first step: b = g
                 self.state[p] = {"momentum_buffer": buffer}
         elif not flat.in_state(params, self.state):
             del self._flat[id(params[0])]
             return False
         else:
             flat.buffer *= momentum
-            _each(np.add, flat.buffers, [p._grad._data for p in params])
+            _each(np.add, flat.buffers, list(map(_grad_array, params)))
         np.multiply(flat.buffer, lr, flat.scratch)
         _each(np.subtract, [p._data for p in params], flat.scratches)
         return True
