@@ -441,6 +441,13 @@ class Sequential(_Container):
         _Layout.changes += 1
         return self
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``copy`` and ``pickle`` keep: everything but the plan, whose functions hold
+        this model's own parameters (a copy makes its plan again, from its own layers)."""
+        state = self.__dict__.copy()
+        state.pop("_plan", None)
+        return state
+
     def __getitem__(self, index: int | slice) -> Module:
         modules = list(self._modules.values())
         if isinstance(index, slice):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 from collections import OrderedDict
 
 import numpy as np
@@ -241,6 +242,19 @@ def test_sequential_fusion_follows_changes_to_the_layers():
     model.append(nn.Tanh())
     assert model(x).grad_fn.name == "tanh"
     assert model(x).grad_fn.parents[0].grad_fn.steps == ("linear", "relu", "linear")
+
+
+@pytest.mark.parametrize("copy_model", [copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))])
+def test_a_copied_sequential_runs_its_own_parameters(copy_model):
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = tg.ones((1, 3))
+    expected = model(x).data.copy()  # the fused plan now exists
+    copied = copy_model(model)
+    with tg.no_grad():
+        for p in copied.parameters():
+            p.data[...] = 0.0
+    np.testing.assert_array_equal(copied(x).data, np.zeros((1, 2)))
+    np.testing.assert_array_equal(model(x).data, expected)
 
 
 # --------------------------------------------------------------------- state dicts
