@@ -187,7 +187,12 @@ class LinearChain(Op):
         (when backward itself is being recorded, for higher derivatives)."""
         values = [x]
         for relu, w, b in self.layout:
-            x = call(Relu, x) if relu else call(Linear, x, *params[w : w + (b is not None) + 1])
+            if relu:
+                x = call(Relu, x)
+            elif b is None:
+                x = call(Linear, x, params[w])
+            else:
+                x = call(Linear, x, params[w], params[b])
             values.append(x)
         return values
 
@@ -282,14 +287,12 @@ class CrossEntropy(Op):
         rows = np.arange(n)
         self.saved = (logits, logp, rows)  # for the backward on these very arrays
         if self.smoothing:
-            losses = -np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
-        elif self.reduction == "none":
-            return -logp[rows, target]
+            picked = np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
         else:
-            losses = logp[rows, target]
+            picked = logp[rows, target]  # each sample's log-probability of its class
         if self.reduction == "none":
-            return losses
-        total = np.add.reduce(losses) if self.smoothing else -np.add.reduce(losses)
+            return -picked
+        total = -np.add.reduce(picked)  # negated once, after the sum
         return total / n if self.reduction == "mean" else total
 
     def backward(self, grad, out, logits):
