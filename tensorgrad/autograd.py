@@ -74,17 +74,18 @@ def _conform(grad: Any, parent: Tensor, ctx: Any, create_graph: bool) -> Any:
 def _own(grad: Any, handed_out: set[int]) -> np.ndarray:
     """``grad`` as an array of our own: a copy when it may be shared (a gradient stored in
     ``.grad`` is later changed in place, and an op may hand one array, or views of it, to
-    several inputs), or when it is a NumPy scalar rather than an array."""
+    several inputs), or when it is not an array that owns writeable memory (a NumPy scalar,
+    a view, a read-only array)."""
     key = id(grad)
-    if key in handed_out or not _owned(grad):
+    if (
+        key in handed_out
+        or type(grad) is not np.ndarray
+        or grad.base is not None
+        or not grad.flags.writeable
+    ):
         grad = np.array(grad)
     handed_out.add(key)
     return grad
-
-
-def _owned(grad: Any) -> bool:
-    """Whether ``grad`` is an array that owns its writeable memory (not a view, not a scalar)."""
-    return type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
 
 
 def _accumulate(tensor: Tensor, grad: Any, create_graph: bool, handed_out: set[int]) -> None:
