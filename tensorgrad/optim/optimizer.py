@@ -112,6 +112,13 @@ class Optimizer:
             entry = self._scratch[p] = (p._data, np.empty_like(p._data))
         return entry[1]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave out the scratch and flat-update caches: they hold arrays
+        (and BLAS bindings) of these very parameters, and the next step remakes them."""
+        state = self.__dict__.copy()
+        state["_scratch"], state["_flat"] = {}, {}
+        return state
+
     # ----------------------------------------------------------------- saving and resuming
     def _params(self) -> list[Tensor]:
         return [p for group in self.param_groups for p in group["params"]]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.optim._axpy import Axpy, axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 from tensorgrad.tensor import Tensor, _grad_array
 
@@ -79,17 +80,16 @@ class SGD(Optimizer):
                         d = np.multiply(d, 1.0 - dampening, tmp)
                     buf += d
                 d = np.add(d, buf * momentum, tmp) if nesterov else buf
-            np.multiply(d, lr, tmp)
-            param -= tmp
+            axpy(-lr, d, param, tmp)
         Tensor._mark_all_changed(params)
 
     def _flat_step(self, params: list[Tensor], lr: float, momentum: float) -> bool:
         """The usual step (plain momentum, every parameter with a gradient) with the momentum
-        buffers as views into one array, so that decaying them and scaling by ``lr`` are one
-        NumPy call each for the whole group instead of one per parameter. The results are the
-        same, bit for bit. Returns False, doing nothing, where the buffers are not (or no
-        longer, after ``load_state_dict`` or a change to ``state``) such views, or the dtypes
-        differ."""
+        buffers as views into one array, so that decaying them is one NumPy call for the whole
+        group, and with the updates ``p -= lr * buffer`` prepared once (see ``_axpy``). The
+        results are those of the per-parameter step, bit for bit. Returns False, doing
+        nothing, where the buffers are not (or no longer, after ``load_state_dict`` or a change
+        to ``state``) such views, or the dtypes differ."""
         flat = self._flat.get(id(params[0]))
         if flat is None or flat.ids != tuple(map(id, params)):
             if any(p in self.state for p in params) or len({p.dtype for p in params}) != 1:
@@ -104,12 +104,15 @@ class SGD(Optimizer):
         else:
             flat.buffer *= momentum
             _each(np.add, flat.buffers, list(map(_grad_array, params)))
-        np.multiply(flat.buffer, lr, flat.scratch)
-        _each(np.subtract, [p._data for p in params], flat.scratches)
+        targets = list(map(_DATA, params))
+        if flat.update is None or not all(map(operator.is_, targets, flat.update.ys)):
+            flat.update = Axpy(flat.buffers, targets)  # new, or some ``p.data`` was replaced
+        flat.update(-lr)
         return True
 
 
 _MOMENTUM_BUFFER = operator.itemgetter("momentum_buffer")
+_DATA = operator.attrgetter("_data")
 
 
 def _each(ufunc: np.ufunc, targets: list[np.ndarray], operands: list[np.ndarray]) -> None:
@@ -119,21 +122,19 @@ def _each(ufunc: np.ufunc, targets: list[np.ndarray], operands: list[np.ndarray]
 
 
 class _FlatBuffers:
-    """One array for the momentum buffers of some parameters and one for scratch, each cut
-    into views shaped like the parameters."""
+    """One array for the momentum buffers of some parameters, cut into views shaped like the
+    parameters, and the prepared update ``p += alpha * buffer`` of each parameter."""
 
     def __init__(self, params: list[Tensor]) -> None:
         self.ids = tuple(map(id, params))
         sizes = [p._data.size for p in params]
         self.buffer = np.empty(sum(sizes), dtype=params[0].dtype)
-        self.scratch = np.empty_like(self.buffer)
         bounds = np.cumsum([0, *sizes]).tolist()
-        self.buffers = [self._view(self.buffer, bounds, i, p) for i, p in enumerate(params)]
-        self.scratches = [self._view(self.scratch, bounds, i, p) for i, p in enumerate(params)]
-
-    @staticmethod
-    def _view(array: np.ndarray, bounds: list[int], i: int, p: Tensor) -> np.ndarray:
-        return array[bounds[i] : bounds[i + 1]].reshape(p.shape)
+        self.buffers = [
+            self.buffer[start:stop].reshape(p.shape)
+            for start, stop, p in zip(bounds, bounds[1:], params)
+        ]
+        self.update: Axpy | None = None  # made by the first update
 
     def in_state(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
         """Whether ``state`` still holds these very buffers for ``params`` (it may have been

@@ -3,6 +3,9 @@ hyper-parameter validation, parameter groups and state dicts."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -405,7 +408,13 @@ def _drop_entry(opt, params):
     del opt.state[params[1]]
 
 
-@pytest.mark.parametrize("change", [_clear, _replace_buffer, _replace_entry, _drop_entry])
+def _replace_parameter_array(opt, params):
+    params[0].data = params[0].data.copy()  # the update must go to the new array
+
+
+@pytest.mark.parametrize(
+    "change", [_clear, _replace_buffer, _replace_entry, _drop_entry, _replace_parameter_array]
+)
 def test_sgd_flat_momentum_follows_changes_to_state_like_the_per_parameter_step(change):
     rng = np.random.default_rng(4)
     start = [rng.standard_normal(s) for s in ((3, 2), (3,))]
@@ -422,6 +431,36 @@ def test_sgd_flat_momentum_follows_changes_to_state_like_the_per_parameter_step(
                 p.grad = np.sin(p.data + x)
             opt.step()
     for a, b in zip(flat, reference):
+        np.testing.assert_array_equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o))])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_a_copied_optimizer_trains_on_like_the_original(duplicate, momentum):
+    """A copy (deepcopy, pickle) after some steps continues as the original would, on its own
+    copies of the parameters; the original's prepared updates are not carried over."""
+    rng = np.random.default_rng(5)
+    start = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (3,))]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (3,))] for _ in range(4)]
+
+    def train(opt, steps):
+        for step in steps:
+            for p, g in zip(opt.param_groups[0]["params"], step):
+                p.grad = g
+            opt.step()
+
+    straight = optim.SGD([param(x.copy(), np.float32) for x in start], lr=0.1, momentum=momentum)
+    train(straight, grads)
+    params = [param(x.copy(), np.float32) for x in start]
+    original = optim.SGD(params, lr=0.1, momentum=momentum)
+    train(original, grads[:2])
+    copied = duplicate(original)
+    train(copied, grads[2:])
+    for a, b in zip(copied.param_groups[0]["params"], straight.param_groups[0]["params"]):
+        np.testing.assert_array_equal(a.data, b.data)
+    two_steps = optim.SGD([param(x.copy(), np.float32) for x in start], lr=0.1, momentum=momentum)
+    train(two_steps, grads[:2])
+    for a, b in zip(params, two_steps.param_groups[0]["params"]):  # the original's: untouched
         np.testing.assert_array_equal(a.data, b.data)
 
 

@@ -1,0 +1,125 @@
+"""``y += alpha * x`` for optimizer updates: BLAS where NumPy's own BLAS serves it, else NumPy."""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from tensorgrad.optim import _axpy
+from tensorgrad.optim._axpy import Axpy, axpy
+
+
+@pytest.fixture
+def numpy_only(monkeypatch):
+    """As on a NumPy without a BLAS that tensorgrad can call."""
+    monkeypatch.setattr(_axpy, "_functions", {})
+
+
+def two_roundings(alpha, x, y):
+    """NumPy's ``y + (alpha * x)``, rounded after the product and after the sum."""
+    return y + np.multiply(x, alpha).astype(y.dtype)
+
+
+SHAPES = [(), (1,), (0,), (5,), (3, 4), (2, 3, 5), (300, 70)]
+
+
+@pytest.mark.skipif(not _axpy._bundled_blas(), reason="this NumPy bundles no OpenBLAS")
+def test_numpy_s_bundled_blas_is_found_for_both_float_dtypes():
+    functions = _axpy._load()
+    assert set(functions) == {np.dtype(np.float32), np.dtype(np.float64)}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux tells what is loaded")
+def test_a_blas_file_the_process_has_not_loaded_is_not_used(monkeypatch, tmp_path):
+    """Loading another copy would start a second BLAS thread pool next to NumPy's."""
+    copy = tmp_path / "libscipy_openblas64_-copy.so"
+    for original in _axpy._bundled_blas()[:1]:
+        shutil.copyfile(original, copy)
+    monkeypatch.setattr(_axpy, "_bundled_blas", lambda: [str(copy)])
+    assert not _axpy._loaded(str(copy))
+    assert _axpy._load() == {}
+
+
+def test_the_environment_variable_turns_blas_off(monkeypatch):
+    monkeypatch.setenv("TENSORGRAD_NO_BLAS", "1")
+    assert _axpy._load() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_axpy_adds_alpha_times_x_in_place(shape, dtype):
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    expected = y.astype(np.float64) - 0.3 * x.astype(np.float64)
+    target = y  # the very array is updated
+    axpy(-0.3, x, y, np.empty_like(y))
+    assert y is target and y.dtype == dtype
+    # one rounding (a fused multiply-add) or two, as NumPy: within an ulp or two either way
+    tolerance = 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(y, expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_without_blas_the_result_is_numpy_s_bit_for_bit(numpy_only, shape):
+    rng = np.random.default_rng(1)
+    x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    expected = two_roundings(-0.3, x, y)
+    prepared = Axpy([x], [y])
+    assert prepared.blas is None
+    prepared(-0.3)
+    np.testing.assert_array_equal(y, expected)
+
+
+def _transposed_target(rng):
+    return rng.standard_normal((4, 3)), rng.standard_normal((3, 4)).T
+
+
+def _mixed_dtypes(rng):
+    return rng.standard_normal((3, 4)), rng.standard_normal((3, 4)).astype(np.float32)
+
+
+def _float16(rng):
+    return (rng.standard_normal((3, 4)).astype(np.float16) for _ in range(2))
+
+
+def _overlapping(rng):
+    base = rng.standard_normal(10)
+    return base[:6], base[4:]
+
+
+@pytest.mark.parametrize("arrays", [_transposed_target, _mixed_dtypes, _float16, _overlapping])
+def test_arrays_that_blas_cannot_take_are_updated_by_numpy(arrays):
+    x, y = arrays(np.random.default_rng(2))
+    expected = two_roundings(-0.5, x, y)
+    prepared = Axpy([x], [y])
+    assert prepared.blas is None
+    prepared(-0.5)
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_prepared_pairs_are_updated_each_call_with_that_call_s_alpha():
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (4,), ())]
+    ys = [rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (4,), ())]
+    expected = [y.astype(np.float64) for y in ys]
+    prepared = Axpy(xs, ys)
+    for alpha in (0.5, -2.0, 0.0):
+        prepared(alpha)
+        expected = [e + alpha * x.astype(np.float64) for e, x in zip(expected, xs)]
+    for y, e in zip(ys, expected):
+        np.testing.assert_allclose(y, e, rtol=1e-6, atol=1e-6)
+
+
+def test_one_pair_that_blas_cannot_take_leaves_the_others_to_blas_as_one_call_would():
+    """A prepared update gives each pair the result that ``axpy`` on that pair alone gives,
+    so the flat and the per-parameter optimizer steps agree bit for bit."""
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal((5, 3)).astype(np.float32) for _ in range(2)]
+    ys = [rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((3, 5)).T]
+    alone = [ys[0].copy(), ys[1].T.copy().T]  # the same layouts
+    for x, y in zip(xs, alone):
+        axpy(-0.7, x, y, np.empty_like(y))
+    Axpy(xs, ys)(-0.7)
+    for y, a in zip(ys, alone):
+        np.testing.assert_array_equal(y, a)
