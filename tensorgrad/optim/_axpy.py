@@ -104,7 +104,9 @@ def _blas_for(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> Callable[..
         return None
     for x, y in zip(xs, ys, strict=True):
         if not (
-            x.dtype == y.dtype == ys[0].dtype
+            type(x) is np.ndarray  # not another array module's (device) memory
+            and type(y) is np.ndarray
+            and x.dtype == y.dtype == ys[0].dtype
             and x.shape == y.shape
             and x.flags.c_contiguous
             and y.flags.c_contiguous

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 from tensorgrad.tensor import Tensor, _grad_array
 
@@ -88,11 +89,10 @@ class Adam(Optimizer):
                 else:
                     g = g + param * weight_decay
             m *= beta1
-            m += np.multiply(g, 1.0 - beta1, out=tmp)
+            axpy(1.0 - beta1, g, m, tmp)
             v *= beta2
             np.multiply(g, g, out=tmp)
-            tmp *= 1.0 - beta2
-            v += tmp
+            axpy(1.0 - beta2, tmp, v, tmp)
             if amsgrad:
                 v = np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             step_size = lr / (1.0 - beta1**step)
@@ -100,8 +100,7 @@ class Adam(Optimizer):
             tmp /= math.sqrt(1.0 - beta2**step)
             tmp += eps
             np.divide(m, tmp, out=tmp)
-            tmp *= step_size
-            param -= tmp
+            axpy(-step_size, tmp, param, tmp)
         Tensor._mark_all_changed(params)
 
 

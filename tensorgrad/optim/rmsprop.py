@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 from tensorgrad.tensor import Tensor, _grad_array
 
@@ -94,8 +95,7 @@ class RMSprop(Optimizer):
                 buf = state["momentum_buffer"]
                 buf *= momentum
                 buf += tmp
-                np.multiply(buf, lr, out=tmp)
+                axpy(-lr, buf, param, tmp)
             else:
-                tmp *= lr
-            param -= tmp
+                axpy(-lr, tmp, param, tmp)
         Tensor._mark_all_changed(params)

@@ -88,7 +88,17 @@ def _overlapping(rng):
     return base[:6], base[4:]
 
 
-@pytest.mark.parametrize("arrays", [_transposed_target, _mixed_dtypes, _float16, _overlapping])
+class _Subclass(np.ndarray):
+    """Stands for arrays that only look like NumPy's (another array module's)."""
+
+
+def _not_plain_ndarrays(rng):
+    return (rng.standard_normal((3, 4)).view(_Subclass) for _ in range(2))
+
+
+@pytest.mark.parametrize(
+    "arrays", [_transposed_target, _mixed_dtypes, _float16, _overlapping, _not_plain_ndarrays]
+)
 def test_arrays_that_blas_cannot_take_are_updated_by_numpy(arrays):
     x, y = arrays(np.random.default_rng(2))
     expected = two_roundings(-0.5, x, y)
