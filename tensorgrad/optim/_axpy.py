@@ -142,8 +142,14 @@ class Axpy:
             return
         if self._scratch is None:
             self._scratch = [np.empty_like(y) for y in self.ys]
-        for x, y, scratch in zip(self.xs, self.ys, self._scratch):
-            axpy(alpha, x, y, scratch)  # each pair on its own, BLAS where it qualifies
+        if _functions:  # some pairs may still qualify: each as ``axpy`` alone would do it
+            for x, y, scratch in zip(self.xs, self.ys, self._scratch):
+                axpy(alpha, x, y, scratch)
+            return
+        for _ in map(np.multiply, self.xs, repeat(alpha), self._scratch):  # loops in C
+            pass
+        for _ in map(np.add, self.ys, self._scratch, self.ys):
+            pass
 
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray, scratch: np.ndarray) -> None:

@@ -25,7 +25,8 @@ SHAPES = [(), (1,), (0,), (5,), (3, 4), (2, 3, 5), (300, 70)]
 
 
 @pytest.mark.skipif(not _axpy._bundled_blas(), reason="this NumPy bundles no OpenBLAS")
-def test_numpy_s_bundled_blas_is_found_for_both_float_dtypes():
+def test_numpy_s_bundled_blas_is_found_for_both_float_dtypes(monkeypatch):
+    monkeypatch.delenv("TENSORGRAD_NO_BLAS", raising=False)
     functions = _axpy._load()
     assert set(functions) == {np.dtype(np.float32), np.dtype(np.float64)}
 

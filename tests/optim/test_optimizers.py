@@ -11,6 +11,7 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import nn, optim
+from tensorgrad.optim import _axpy
 
 
 def param(values, dtype=np.float64) -> nn.Parameter:
@@ -352,10 +353,15 @@ def test_state_dict_round_trip_resumes_bit_for_bit(make):
     np.testing.assert_array_equal(resumed.data, straight.data)
 
 
-def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_for_bit():
+@pytest.mark.parametrize("blas", [True, False], ids=["blas", "numpy-only"])
+def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_for_bit(
+    blas, monkeypatch
+):
     """SGD keeps plain momentum buffers as views into one array (fewer NumPy calls); the
     results, the state and the fall-back after load_state_dict or a missing gradient are
-    those of the per-parameter step."""
+    those of the per-parameter step, with the updates in BLAS or in NumPy alone."""
+    if not blas:
+        monkeypatch.setattr(_axpy, "_functions", {})
     rng = np.random.default_rng(3)
     shapes = [(4, 3), (4,), (2, 4), (2,), ()]
     start = [rng.standard_normal(s).astype(np.float32) for s in shapes]
