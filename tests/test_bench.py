@@ -7,6 +7,7 @@ Nothing here asserts anything about speed: timings on a shared machine are not a
 from __future__ import annotations
 
 import re
+import sys
 import time
 
 import numpy as np
@@ -131,8 +132,23 @@ def test_ops_refuse_a_wrong_hand_written_backward():
 def test_scalar_chain_is_right_and_deeper_than_the_recursion_limit():
     text = scalar.run(smoke_args())
     (table,) = tables(text)
-    assert [row[-1] for row in table[2:]] == ["yes", "yes"]
-    assert "20,000-op chain" in table[3][0]
+    assert [row[-1] for row in table[2:]] == ["yes", "yes", "yes"]
+    assert table[3][0].startswith("micrograd's design")
+    assert "20,000-op chain" in table[4][0]
+    assert re.search(r"µs/op, [\d.]+× \([\d.]+–[\d.]+\) micrograd's speed", text)
+    assert re.search(r"≥1×: (met|\*\*missed\*\*)\)", text)
+
+
+def test_the_micrograd_reference_differentiates_the_chain_right():
+    """The reference engine is checked like tensorgrad's: value and gradient of the chain
+    against forward mode, on a chain deeper than the recursion limit."""
+    n = 3 * sys.getrecursionlimit()
+    *_, correct = scalar.measure(n, scalar.MicrogradValue)
+    assert correct
+    x = scalar.MicrogradValue(0.5)
+    y = (x * x - 1.0).tanh()
+    y.backward()
+    assert x.grad == pytest.approx(2 * 0.5 * (1 - np.tanh(0.25 - 1.0) ** 2))
 
 
 def test_memory_tables_come_from_subprocesses():
