@@ -357,11 +357,39 @@ class Module:
 
 
 class _Container(Module):
-    """A module whose sub-modules live in ``self._modules`` under string keys."""
+    """A module whose sub-modules live in ``self._modules`` under string keys. A module
+    assigned as an attribute (or by ``add_module``) joins them, as in PyTorch: a
+    ``Sequential`` runs it after the others, and ``seq.name`` finds it."""
 
     def __init__(self) -> None:
         super().__init__()
         object.__setattr__(self, "_modules", OrderedDict())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, Module) or (value is None and name in self._modules):
+            self.__dict__.pop(name, None)
+            self._modules[name] = value
+            _Layout.changes += 1
+        else:
+            if name in self._modules:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to module {name!r} of a "
+                    f"{type(self).__name__} (a Module or None expected)"
+                )
+            super().__setattr__(name, value)
+
+    def __getattr__(self, name: str) -> Any:  # only for names not found the usual way
+        modules = self.__dict__.get("_modules")
+        if modules is not None and name in modules:
+            return modules[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._modules:
+            del self._modules[name]
+            _Layout.changes += 1
+        else:
+            super().__delattr__(name)
 
     def _members(self) -> Iterator[tuple[str, Any]]:
         yield from self._modules.items()

@@ -185,7 +185,30 @@ def test_sequential_runs_in_order_and_indexes():
     assert list(named.state_dict()) == ["fc.weight", "fc.bias"]
     named.extra = nn.Linear(2, 1)  # an attribute of a container registers too
     named.append(nn.ReLU())
-    assert [n for n, _ in named.named_children()] == ["fc", "act", "2", "extra"]
+    assert [n for n, _ in named.named_children()] == ["fc", "act", "extra", "3"]  # PyTorch's
+
+
+def test_a_module_added_to_a_sequential_by_name_runs_in_its_place_as_in_pytorch():
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3))
+    model.add_module("act", nn.Tanh())
+    model.head = nn.Linear(3, 2)  # an attribute: the same as add_module
+    x = tg.randn((5, 4))
+    assert model.act is model[1] and model.head is model[2]
+    np.testing.assert_array_equal(model(x).data, model.head(model.act(model[0](x))).data)
+    model.act = nn.ReLU()  # replaced in place, and the fused plan follows
+    assert [type(m).__name__ for m in model] == ["Linear", "ReLU", "Linear"]
+    np.testing.assert_array_equal(model(x).data, model[2](model[1](model[0](x))).data)
+    assert model(x).grad_fn.name == "linear_chain"
+    del model.act
+    assert [n for n, _ in model.named_children()] == ["0", "head"]
+    np.testing.assert_array_equal(model(x).data, model.head(model[0](x)).data)
+    with pytest.raises(TypeError, match=r"cannot assign a int to module 'head' of a Sequential"):
+        model.head = 3
+    with pytest.raises(AttributeError, match=r"'Sequential' object has no attribute 'act'"):
+        model.act  # noqa: B018
+    model.note = "kept as a plain attribute"
+    assert model.note == "kept as a plain attribute" and len(model) == 2
 
 
 def test_sequential_runs_linear_and_relu_layers_as_one_op_with_the_same_results():
