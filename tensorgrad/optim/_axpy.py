@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import operator
 import os
 from collections.abc import Callable, Sequence
 from itertools import repeat
@@ -90,6 +91,9 @@ def _works(function: Callable[..., None], dtype: np.dtype) -> bool:
     return bool(np.array_equal(y, 1.0 - 2.0 * x))
 
 
+_WRITEABLE = operator.attrgetter("flags.writeable")
+
+
 def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
@@ -132,6 +136,8 @@ class Axpy:
         self._scratch: list[np.ndarray] | None = None
 
     def __call__(self, alpha: float) -> None:
+        if not all(map(_WRITEABLE, self.ys)):  # checked each time: flags can change
+            raise ValueError("cannot update a read-only array in place (nothing was updated)")
         if self.blas is not None:
             calls = map(
                 self.blas, self._sizes, repeat(alpha), self._x_addresses, repeat(1),

@@ -9,6 +9,7 @@ in place (``_version``), so a graph that saved the old values notices.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -16,6 +17,9 @@ import numpy as np
 
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.tensor import Tensor, _grad_array
+
+_DATA = operator.attrgetter("_data")
+_WRITEABLE = operator.attrgetter("flags.writeable")
 
 
 def _check_nonnegative(name: str, value: float) -> None:
@@ -93,9 +97,24 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_writeable()
         for group in self.param_groups:
             self._update(group)
         return loss
+
+    def _check_writeable(self) -> None:
+        """Refuse, before anything changes, to step when a parameter that has a gradient holds
+        a read-only array (a half-done step would leave parameters and state out of step)."""
+        for g, group in enumerate(self.param_groups):
+            params = group["params"]
+            if all(map(_WRITEABLE, map(_DATA, params))):  # the usual case, in C
+                continue
+            for i, p in enumerate(params):
+                if p._grad is not None and not p._data.flags.writeable:
+                    raise ValueError(
+                        f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
+                        f"{p.shape}) holds a read-only array; nothing was updated"
+                    )
 
     def _update(self, group: dict[str, Any]) -> None:
         raise TypeError(f"{type(self).__name__} does not define _update()")

@@ -134,3 +134,16 @@ def test_one_pair_that_blas_cannot_take_leaves_the_others_to_blas_as_one_call_wo
     Axpy(xs, ys)(-0.7)
     for y, a in zip(ys, alone):
         np.testing.assert_array_equal(y, a)
+
+
+def test_a_target_made_read_only_after_preparing_is_refused_before_anything_changes():
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(4).astype(np.float32) for _ in range(2)]
+    ys = [rng.standard_normal(4).astype(np.float32) for _ in range(2)]
+    prepared = Axpy(xs, ys)
+    ys[1].flags.writeable = False
+    before = [y.copy() for y in ys]
+    with pytest.raises(ValueError, match=r"^cannot update a read-only array in place \(nothing"):
+        prepared(0.5)
+    for y, b in zip(ys, before):  # not even the writeable one
+        np.testing.assert_array_equal(y, b)

@@ -470,6 +470,40 @@ def test_a_copied_optimizer_trains_on_like_the_original(duplicate, momentum):
         np.testing.assert_array_equal(a.data, b.data)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: optim.SGD([{"params": ps[:1]}, {"params": ps[1:]}], lr=0.1, momentum=0.9),
+        lambda ps: optim.Adam(ps, lr=0.1),
+        lambda ps: optim.RMSprop(ps, lr=0.1, momentum=0.5),
+    ],
+    ids=["sgd", "sgd-two-groups", "adam", "rmsprop"],
+)
+def test_a_read_only_parameter_is_refused_before_anything_changes(make):
+    params = [param(np.ones((3, 2)), np.float32), param(np.ones(2), np.float32)]
+    opt = make(params)
+    for _ in range(2):
+        for p in params:
+            p.grad = np.full(p.shape, 0.5, np.float32)
+        opt.step()
+    params[1].data.flags.writeable = False
+    weights = [p.data.copy() for p in params]
+    state = {p: copy.deepcopy(values) for p, values in opt.state.items()}
+    with pytest.raises(
+        ValueError, match=r"step: parameter \d of group \d \(shape \(2,\)\) holds a read-only"
+    ):
+        opt.step()
+    for p, w in zip(params, weights):
+        np.testing.assert_array_equal(p.data, w)
+    for p in params:
+        for name, value in state[p].items():
+            np.testing.assert_array_equal(opt.state[p][name], value)
+    params[1].grad = None  # without a gradient it is skipped, read-only or not
+    opt.step()
+    assert not np.array_equal(params[0].data, weights[0])
+
+
 def test_state_dict_layout_follows_pytorch():
     a, b = param([1.0, 2.0]), param([3.0])
     opt = optim.Adam([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
