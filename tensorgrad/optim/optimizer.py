@@ -9,17 +9,14 @@ in place (``_version``), so a graph that saved the old values notices.
 from __future__ import annotations
 
 import copy
-import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from tensorgrad.grad_mode import enable_grad
-from tensorgrad.tensor import Tensor, _grad_array
-
-_DATA = operator.attrgetter("_data")
-_WRITEABLE = operator.attrgetter("flags.writeable")
+from tensorgrad.optim._axpy import _WRITEABLE
+from tensorgrad.tensor import _DATA, Tensor, _grad_array
 
 
 def _check_nonnegative(name: str, value: float) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorgrad.optim._axpy import Axpy, axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import Tensor, _grad_array
+from tensorgrad.tensor import _DATA, Tensor, _grad_array
 
 
 class SGD(Optimizer):
@@ -112,7 +112,6 @@ class SGD(Optimizer):
 
 
 _MOMENTUM_BUFFER = operator.itemgetter("momentum_buffer")
-_DATA = operator.attrgetter("_data")
 
 
 def _each(ufunc: np.ufunc, targets: list[np.ndarray], operands: list[np.ndarray]) -> None:
