@@ -76,7 +76,7 @@ def live_objects() -> dict[str, int]:
     not.
     """
     from tensorgrad import ops
-    from tensorgrad.tensor import Tensor
+    from tensorgrad.core.tensor import Tensor
 
     tracked = gc.get_objects()
     counts = {"tensors": 0, "ops": 0, "objects": len(tracked)}

@@ -85,7 +85,7 @@ def reduction_cases(shape: tuple[int, int], rng: np.random.Generator) -> list[Ca
              lambda g, o, x: (np.full_like(x, g),)),
         Case("sum(axis=1)", (a,), lambda x: x.sum(1), lambda x: x.sum(axis=1),
              lambda g, o, x: (np.repeat(g[:, None], x.shape[1], axis=1),)),
-        Case("max(axis=1)", (a,), lambda x: x.max(1), lambda x: x.max(axis=1),
+        Case("max(axis=1)", (a,), lambda x: x.amax(1), lambda x: x.max(axis=1),
              lambda g, o, x: (_argmax_backward(g, x),), torch=lambda x: x.amax(1)),
         Case("log_softmax(axis=1)", (a,), lambda x: x.log_softmax(1), _log_softmax,
              lambda g, o, x: (g - np.exp(o) * g.sum(axis=1, keepdims=True),)),

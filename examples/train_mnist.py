@@ -9,8 +9,6 @@ This is the recipe `tensorgrad train` runs, written out as plain library calls.
 import argparse
 import time
 
-import numpy as np
-
 import tensorgrad as tg
 from tensorgrad import nn, optim
 from tensorgrad.data import DataLoader, TensorDataset, load_dataset
@@ -62,8 +60,8 @@ for epoch in range(1, args.epochs + 1):
     # 4. Evaluate on the test set, without recording a graph.
     model.eval()
     with tg.no_grad():
-        predicted = model(tg.tensor(x_test)).data.argmax(axis=1)
-    accuracy = np.mean(predicted == data.test_labels)
+        predicted = model(tg.tensor(x_test)).argmax(dim=1)
+    accuracy = (predicted == tg.tensor(data.test_labels)).float().mean().item()
     print(
         f"epoch {epoch}: last batch loss {loss.item():.4f}, test accuracy {accuracy:.2%}, "
         f"{time.perf_counter() - started:.1f}s"

@@ -6,139 +6,197 @@
     y.backward()
     x.grad  # tensor([2., 4., 6.])
 
-The layers: ``ops`` (each op's forward and VJP, on arrays) → ``Tensor`` and the backward
-sweep → ``nn``, ``optim`` and ``data``. The scalar engine ``tensorgrad.scalar`` stands apart.
+The layers: ``ops`` (each op's forward and VJP, on arrays) → ``core`` (the Tensor, the
+recording engine and the backward sweep) → ``nn``, ``optim``, ``data`` and ``vision``. The
+scalar engine ``tensorgrad.scalar`` stands apart. Subpackages load on first use
+(``tg.nn``, ``tg.optim``, ``tg.data``, ...), so ``import tensorgrad`` stays light.
 """
 
-from tensorgrad import backend, nn, optim
-from tensorgrad.autograd import backward, grad
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tensorgrad import autograd, backend
 from tensorgrad.backend import (
+    UnsupportedError,
     bool_,
+    device,
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
     manual_seed,
     uint8,
 )
-from tensorgrad.creation import (
+from tensorgrad.core.args import Size
+from tensorgrad.core.creation import (
     arange,
+    as_tensor,
+    empty,
+    empty_like,
     eye,
+    from_numpy,
     full,
     full_like,
+    linspace,
     ones,
     ones_like,
     rand,
+    rand_like,
     randint,
     randn,
+    randn_like,
     tensor,
     zeros,
     zeros_like,
 )
-from tensorgrad.functional import (
-    abs,
-    clip,
-    cos,
-    exp,
-    gelu,
-    leaky_relu,
-    log,
-    log_softmax,
-    logsumexp,
-    max,
-    mean,
-    min,
-    relu,
-    sigmoid,
-    sin,
-    softmax,
-    sqrt,
-    sum,
-    tanh,
-    var,
-)
-from tensorgrad.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from tensorgrad.serialization import load, save
-from tensorgrad.tensor import (
-    Tensor,
-    as_tensor,
+from tensorgrad.core.functions import *  # noqa: F403 - tg.exp(x) for x.exp(), and friends
+from tensorgrad.core.functions import (
+    METHOD_FUNCTIONS,
     cat,
+    chunk,
+    concat,
     concatenate,
+    flatten,
+    is_floating_point,
+    is_tensor,
     matmul,
     maximum,
     minimum,
+    numel,
     split,
     stack,
     where,
 )
-
-clamp = clip
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
 
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+bool = bool_
+dtype = type(float32)
+backward = autograd.backward
+grad = autograd.grad
+
+#: subpackages and functions loaded on first use: name → (module, attribute or None)
+_LAZY = {
+    "nn": ("tensorgrad.nn", None),
+    "optim": ("tensorgrad.optim", None),
+    "data": ("tensorgrad.data", None),
+    "vision": ("tensorgrad.vision", None),
+    "distributed": ("tensorgrad.distributed", None),
+    "scalar": ("tensorgrad.scalar", None),
+    "gradcheck": ("tensorgrad.autograd.checks", "gradcheck"),
+    "gradgradcheck": ("tensorgrad.autograd.checks", "gradgradcheck"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module_name, attribute = _LAZY[name]
+        value = importlib.import_module(module_name)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tensorgrad' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+def get_default_dtype() -> Any:
+    """The dtype of tensors made from Python floats (float32 unless changed)."""
+    return backend.DEFAULT_FLOAT
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make Python floats become ``d`` (float32 or float64), as PyTorch's."""
+    resolved = backend.as_dtype(d)
+    if resolved not in (float32, float64):
+        raise TypeError(f"set_default_dtype: only float32 or float64, got {resolved}")
+    backend.DEFAULT_FLOAT = resolved
+
+
 __all__ = [
+    "Size",
     "Tensor",
+    "UnsupportedError",
     "__version__",
-    "abs",
     "arange",
     "as_tensor",
+    "autograd",
     "backend",
     "backward",
     "bool_",
     "cat",
-    "clamp",
-    "clip",
+    "chunk",
+    "concat",
     "concatenate",
-    "cos",
+    "device",
+    "empty",
+    "empty_like",
     "enable_grad",
-    "exp",
     "eye",
+    "flatten",
     "float16",
     "float32",
     "float64",
+    "from_numpy",
     "full",
     "full_like",
-    "gelu",
+    "get_default_dtype",
     "grad",
+    "inference_mode",
+    "int8",
+    "int16",
     "int32",
     "int64",
+    "is_floating_point",
     "is_grad_enabled",
-    "leaky_relu",
+    "is_tensor",
+    "linspace",
     "load",
-    "log",
-    "log_softmax",
-    "logsumexp",
     "manual_seed",
     "matmul",
-    "max",
     "maximum",
-    "mean",
-    "min",
     "minimum",
-    "nn",
     "no_grad",
+    "numel",
     "ones",
     "ones_like",
-    "optim",
     "rand",
+    "rand_like",
     "randint",
     "randn",
-    "relu",
+    "randn_like",
     "save",
+    "set_default_dtype",
     "set_grad_enabled",
-    "sigmoid",
-    "sin",
-    "softmax",
     "split",
-    "sqrt",
     "stack",
-    "sum",
-    "tanh",
     "tensor",
     "uint8",
-    "var",
     "where",
     "zeros",
     "zeros_like",
+    *METHOD_FUNCTIONS,
 ]

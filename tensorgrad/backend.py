@@ -1,7 +1,12 @@
 """The one place where tensorgrad meets its array module.
 
-Everything that turns Python data into arrays, creates arrays or draws random numbers goes
-through here, so another NumPy-compatible module (CuPy, say) could slot in by changing ``xp``.
+Everything that turns Python data into arrays, decides a result's dtype, creates arrays or
+draws random numbers goes through here, so another NumPy-compatible module (CuPy, say) could
+slot in by changing ``xp``, and a device other than the CPU would be named here.
+
+dtypes follow PyTorch's rules, not NumPy's: Python ints become int64, Python floats the
+default float dtype (float32), bools bool; and an int tensor combined with a float number
+gives float32, where NumPy would give float64 (:func:`promote_types`).
 """
 
 from __future__ import annotations
@@ -16,61 +21,179 @@ xp = np  #: the array module the engine runs on
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 float16 = np.dtype(np.float16)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)
 
-DEFAULT_FLOAT = float32  #: the dtype of tensors made from Python floats and lists
+DEFAULT_FLOAT = float32  #: the dtype of tensors made from Python floats
 FLOAT_DTYPES = (float16, float32, float64)
+
+#: PyTorch's spellings that are not NumPy dtype names
+_DTYPE_ALIASES = {
+    "float": float32,
+    "double": float64,
+    "half": float16,
+    "long": int64,
+    "int": int32,
+    "short": int16,
+    "bool": bool_,
+}
 
 _rng = np.random.default_rng()
 
 
+class UnsupportedError(TypeError):
+    """A PyTorch feature tensorgrad does not have (a device, a dtype): see docs/porting.md."""
+
+
 def as_dtype(dtype: Any) -> np.dtype | None:
-    """Turn ``dtype`` (a NumPy dtype, a type or a name such as ``"float32"``) into a dtype."""
+    """Turn ``dtype`` (a NumPy dtype, a type, or a name such as ``"float32"`` or ``"long"``)
+    into a NumPy dtype; ``None`` stays ``None``. Complex and other kinds are refused."""
     if dtype is None:
         return None
+    if isinstance(dtype, str) and dtype in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[dtype]
+    if dtype is float:
+        return DEFAULT_FLOAT
+    if dtype is int:
+        return int64
     try:
-        return np.dtype(dtype)
+        result = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"not a dtype: {dtype!r}") from exc
+    if result.kind not in "biuf":
+        raise UnsupportedError(
+            f"dtype {result} is not supported: tensors hold bool, integer or float data "
+            "(see docs/porting.md)"
+        )
+    return result
 
 
 def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 
 
+# --------------------------------------------------------------------------- devices
+class device:
+    """Where a tensor lives: ``device("cpu")`` is the only one (NumPy's memory). Other
+    devices are refused by name, as the place where a GPU array module would slot in."""
+
+    __slots__ = ("index", "type")
+
+    def __init__(self, type: Any, index: int | None = None) -> None:
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if not isinstance(type, str):
+            raise TypeError(f"device: expected a string such as 'cpu', got {type!r}")
+        name, _, number = type.partition(":")
+        if number:
+            index = int(number)
+        if name != "cpu":
+            raise UnsupportedError(
+                f"device {type!r} is not available: tensorgrad runs on the CPU only "
+                "(see docs/porting.md); use 'cpu'"
+            )
+        self.type, self.index = name, index
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type={self.type!r}{index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def as_device(value: Any) -> device:
+    """``value`` (a string, a :class:`device` or an int device index) as a device; anything
+    but the CPU raises :class:`UnsupportedError` naming it."""
+    if isinstance(value, device):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise UnsupportedError(
+            f"device index {value} names an accelerator: tensorgrad runs on the CPU only "
+            "(see docs/porting.md)"
+        )
+    return device(value)
+
+
+# --------------------------------------------------------------------------- dtype inference
 def _python_dtype(data: Any) -> np.dtype:
-    """The dtype of Python data: bools stay bool, all other numbers become ``DEFAULT_FLOAT``."""
+    """PyTorch's dtype for Python data: bool → bool, int → int64, float → the default float."""
     if isinstance(data, (bool, np.bool_)):
         return bool_
-    if isinstance(data, (list, tuple)):
-        flat = np.asarray(data)
-        if flat.dtype == np.bool_:
-            return bool_
-        if flat.dtype.kind not in "iuf" and flat.size:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} of {flat.dtype}")
-    return DEFAULT_FLOAT
+    if isinstance(data, numbers.Integral):
+        return int64
+    if isinstance(data, numbers.Real):
+        return DEFAULT_FLOAT
+    raise UnsupportedError(
+        f"cannot make a tensor from a {type(data).__name__}: tensors hold bool, integer or "
+        "float data (complex numbers are not supported, see docs/porting.md)"
+    )
+
+
+def _nested(data: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and PyTorch dtype of nested lists of numbers, with PyTorch's error for
+    ragged lists (``expected sequence of length 2 at dim 1 (got 1)``). Iterative."""
+    shape: list[int] = []
+    level: list[Any] = [data]
+    while any(isinstance(v, (list, tuple)) for v in level):
+        dim = len(shape)
+        if not all(isinstance(v, (list, tuple)) for v in level):
+            raise ValueError(f"expected a sequence at dim {dim}, got a mix of numbers and lists")
+        expected = len(level[0])
+        for v in level:
+            if len(v) != expected:
+                raise ValueError(
+                    f"expected sequence of length {expected} at dim {dim} (got {len(v)})"
+                )
+        shape.append(expected)
+        level = [item for v in level for item in v]
+    dtype = None
+    for value in level:  # NumPy scalars keep their dtype, Python numbers are weak
+        found = value.dtype if isinstance(value, np.generic) else _python_dtype(value)
+        dtype = found if dtype is None else _promote(dtype, found)
+    return tuple(shape), DEFAULT_FLOAT if dtype is None else dtype
 
 
 def as_array(data: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
     """Coerce ``data`` to an array: the engine's single entry point for outside data.
 
-    Python numbers and (nested) lists become float32 (bools become bool); NumPy arrays and
-    NumPy scalars keep their dtype, so float64 arrays stay float64 and int arrays stay int.
+    Python numbers and (nested) lists get PyTorch's dtypes (int → int64, float → float32,
+    bool → bool); NumPy arrays and NumPy scalars keep theirs. Complex, object and string
+    data are refused with :class:`UnsupportedError` (a ``TypeError``).
     """
     dtype = as_dtype(dtype)
     if isinstance(data, np.ndarray):
         array = data
     elif isinstance(data, np.generic):
         array = np.asarray(data)
-    elif isinstance(data, (numbers.Number, list, tuple)):
+    elif isinstance(data, (list, tuple)):
+        _, inferred = _nested(data)
+        array = np.asarray(data, dtype=dtype or inferred)
+    elif isinstance(data, numbers.Number):
         array = np.asarray(data, dtype=dtype or _python_dtype(data))
+    elif hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
+        array = np.asarray(data)
     else:
         raise TypeError(f"cannot make a tensor from {type(data).__name__}")
     if array.dtype.kind not in "biuf":
-        raise TypeError(f"tensors hold bool, integer or float data, not {array.dtype}")
+        raise UnsupportedError(
+            f"tensors hold bool, integer or float data, not {array.dtype} (see docs/porting.md)"
+        )
     if dtype is not None and array.dtype != dtype:
         return array.astype(dtype)
     return array.copy() if copy else array
@@ -80,11 +203,81 @@ def scalar_operand(value: Any) -> Any:
     """A number used as an operand: kept as a Python scalar so NumPy treats it as weakly typed.
 
     ``x * 2.0`` must stay float32 for a float32 ``x``; a NumPy float64 scalar or a 0-d float64
-    array would promote it to float64 (NEP 50), so NumPy scalars are unwrapped too.
+    array would promote it to float64 (NEP 50), so NumPy scalars are unwrapped too. Complex
+    numbers are refused.
     """
-    return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, complex):
+        raise UnsupportedError(
+            "complex numbers are not supported: tensors hold bool, integer or float data "
+            "(see docs/porting.md)"
+        )
+    return value
 
 
+# --------------------------------------------------------------------------- type promotion
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """PyTorch's promotion of two dtypes: a float beats an integer whatever their sizes
+    (NumPy: int64 with float16 gives float64), bool loses to both."""
+    ka, kb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ka != kb:
+        return a if ka > kb else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """PyTorch's ``combine_categories``: a lower-priority group only counts where it brings a
+    higher category (a float number lifts an int tensor; it does not widen a float tensor)."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if _CATEGORY[higher.kind] == 2:
+        return higher
+    if _CATEGORY[higher.kind] == 0 or _CATEGORY[lower.kind] == 2:
+        return _promote(higher, lower)
+    return higher
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """The dtype of an elementwise op on ``operands`` under PyTorch's rules.
+
+    Operands are arrays (a tensor's data) or Python numbers. Three groups, in priority
+    order: arrays with dimensions, 0-d arrays, numbers. A lower group only matters when it
+    brings a higher category (bool < integer < float): ``int_tensor * 1.5`` is float32 and
+    ``float32_tensor * float64_scalar_tensor`` stays float32.
+    """
+    groups: list[np.dtype | None] = [None, None, None]
+    for value in operands:
+        if isinstance(value, np.ndarray):
+            dtype, group = value.dtype, 0 if value.ndim else 1
+        elif isinstance(value, np.generic):
+            dtype, group = value.dtype, 1
+        else:
+            dtype, group = _python_dtype(value), 2
+        previous = groups[group]
+        groups[group] = dtype if previous is None else _promote(previous, dtype)
+    result = _combine(groups[0], _combine(groups[1], groups[2]))
+    assert result is not None
+    return result
+
+
+def needs_promotion(x: Any, y: Any) -> bool:
+    """Whether NumPy's dtype for ``x ∘ y`` may differ from PyTorch's: False for the common
+    cases (two arrays of one dtype; a float array and a number), checked without
+    :func:`result_type`."""
+    if isinstance(x, np.ndarray):
+        if isinstance(y, np.ndarray):
+            return x.dtype != y.dtype
+        return x.dtype.kind != "f" or isinstance(y, np.generic)
+    if isinstance(y, np.ndarray):
+        return y.dtype.kind != "f" or isinstance(x, np.generic)
+    return True
+
+
+# --------------------------------------------------------------------------- creation
 def manual_seed(seed: int) -> None:
     """Seed the generator behind ``rand``, ``randn``, weight initialisation and dropout."""
     global _rng
@@ -104,6 +297,10 @@ def ones(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
     return xp.ones(shape, dtype=as_dtype(dtype))
 
 
+def empty(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
+    return xp.empty(shape, dtype=as_dtype(dtype))
+
+
 def full(shape: Any, value: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
     return xp.full(shape, value, dtype=as_dtype(dtype))
 
@@ -115,6 +312,10 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
         integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dtype = int64 if integral else DEFAULT_FLOAT
     return xp.arange(start, stop, step, dtype=as_dtype(dtype))
+
+
+def linspace(start: float, end: float, steps: int, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
+    return xp.linspace(start, end, steps, dtype=as_dtype(dtype))
 
 
 def eye(n: int, m: int | None = None, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
@@ -134,3 +335,7 @@ def rand(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
 
 def randn(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
     return _rng.standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
+
+
+def randint(low: int, high: int, shape: Any, dtype: Any = int64) -> np.ndarray:
+    return _rng.integers(low, high, shape, dtype=as_dtype(dtype))

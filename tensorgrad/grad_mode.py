@@ -67,3 +67,18 @@ class set_grad_enabled(_GradMode):
 
     def __call__(self, function: F) -> F:
         raise TypeError("set_grad_enabled is used as a function or a context manager")
+
+
+class inference_mode(_GradMode):
+    """PyTorch's ``inference_mode``: here the same as ``no_grad`` (``mode=False`` records)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.enabled = not mode
+
+    def __call__(self, function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(not self.enabled):
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]

@@ -19,8 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from tensorgrad.nn.parameter import Parameter
-from tensorgrad.tensor import Tensor
+from tensorgrad.core.tensor import Tensor
 
 FORMAT = "tensorgrad.checkpoint"
 VERSION = 1
@@ -66,8 +65,8 @@ class _Encoder:
         if isinstance(value, np.ndarray):
             return ["array", self._store(value, path)]
         if isinstance(value, Tensor):
-            kind = "parameter" if isinstance(value, Parameter) else "tensor"
-            return [kind, self._store(value.data, path), value.requires_grad]
+            kind = "parameter" if type(value).__name__ == "Parameter" else "tensor"
+            return [kind, self._store(value._data, path), value.requires_grad]
         if isinstance(value, (list, tuple)):
             items = [
                 self.encode(item, f"{path}/{i}" if path else str(i)) for i, item in enumerate(value)
@@ -105,6 +104,8 @@ def _decode(node: Any, arrays: dict[str, np.ndarray]) -> Any:
     if kind == "tensor":
         return Tensor(arrays[node[1]], requires_grad=node[2])
     if kind == "parameter":
+        from tensorgrad.nn.parameter import Parameter
+
         return Parameter(arrays[node[1]], requires_grad=node[2])
     if kind in ("list", "tuple"):
         items = [_decode(item, arrays) for item in node[1]]

@@ -92,7 +92,7 @@ def evaluate_arrays(
         y = labels[start : start + batch_size]
         logits = model(x)
         total_loss += F.cross_entropy(logits, y, reduction="sum").item()
-        predictions.append(logits.data.argmax(axis=1))
+        predictions.append(logits._data.argmax(axis=1))
     model.train(was_training)
     predicted = np.concatenate(predictions) if predictions else np.zeros(0, np.int64)
     accuracy = float((predicted == labels).mean()) if len(labels) else float("nan")
@@ -202,7 +202,7 @@ def train(
             scheduler.step()
             n = len(y)
             loss_sum += loss.item() * n
-            correct += int((logits.data.argmax(axis=1) == y.data).sum())
+            correct += int((logits._data.argmax(axis=1) == y._data).sum())
             seen += n
             bar.update(seen, loss_sum / seen)
         seconds = time.perf_counter() - started

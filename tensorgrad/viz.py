@@ -5,9 +5,10 @@
 made them as ellipses, with edges from inputs to op to output.
 
 Tensors are duck-typed, so this module imports neither NumPy nor the tensor engine: anything
-with a ``_ctx`` attribute is a tensor; ``_ctx`` is the op that made it (None for a leaf), and
-``op.parents`` holds one entry per op input, a tensor or None for a constant. ``op.parents``
-is None once a backward pass has freed the graph; the drawing stops there.
+with a ``_node`` attribute is a tensor; ``_node`` is the node (the op) that made it, None for
+a leaf. A node's ``parents`` hold one entry per input: the node that made it, a leaf tensor,
+or None for a constant; its ``_out`` is its output array. ``parents`` is None once a backward
+pass has freed the graph; the drawing stops there.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def to_dot(root: object) -> str:
     """DOT text of the graph that computed ``root``, a ``Value`` or a tensor."""
     if isinstance(root, Value):
         return _value_dot(root)
-    if hasattr(root, "_ctx"):
+    if hasattr(root, "_node"):
         return _tensor_dot(root)
     raise TypeError(f"to_dot expects a Value or a tensor, got {type(root).__name__}")
 
@@ -129,9 +130,12 @@ def _value_dot(root: Value) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tensor_inputs(t: object) -> tuple:
-    ctx = getattr(t, "_ctx", None)
-    parents = getattr(ctx, "parents", None) if ctx is not None else None
+def _graph_inputs(item: object) -> tuple:
+    """The graph items an item was computed from: a node's parents (nodes and leaf tensors);
+    for a tensor made by a node, that node; nothing for a leaf."""
+    if hasattr(item, "_node"):  # a tensor
+        return () if item._node is None else (item._node,)
+    parents = getattr(item, "parents", None)
     return tuple(p for p in parents if p is not None) if parents else ()
 
 
@@ -157,26 +161,31 @@ def _scalar(x: object) -> str | None:
 
 
 def _tensor_dot(root: object) -> str:
-    nodes = _walk(root, _tensor_inputs)
-    ids = {id(t): f"t{i}" for i, t in enumerate(nodes)}
+    items = _walk(root, _graph_inputs)
+    ids = {id(item): f"t{i}" for i, item in enumerate(items)}
     lines = list(_HEADER)
     constants = 0
-    for t in nodes:
-        name = ids[id(t)]
-        ctx = t._ctx
-        style = ", penwidth=2" if t is root else ""
-        if ctx is None and getattr(t, "requires_grad", False):
-            style += ', style=filled, fillcolor="lightblue"'  # a leaf we want gradients for
-        lines.append(f"  {name} [shape=box, label={_quote(_tensor_label(t))}{style}];")
-        if ctx is None:
+    for item in items:
+        name = ids[id(item)]
+        if hasattr(item, "_node"):  # a tensor: a box (a leaf's in blue when it wants a grad)
+            style = ", penwidth=2" if item is root else ""
+            if item._node is None and getattr(item, "requires_grad", False):
+                style += ', style=filled, fillcolor="lightblue"'
+            lines.append(f"  {name} [shape=box, label={_quote(_tensor_label(item))}{style}];")
+            if item._node is not None:
+                lines.append(f"  {ids[id(item._node)]}_op -> {name};")
             continue
-        parents = getattr(ctx, "parents", None)
+        parents = getattr(item, "parents", None)  # a node: its op, and its output if no tensor
         if parents is None:
-            op_label = [type(ctx).__name__, "(graph freed by backward)"]
+            op_label = [type(item).__name__, "(graph freed by backward)"]
             lines.append(f"  {name}_op [shape=ellipse, style=dashed, label={_quote(op_label)}];")
         else:
-            lines.append(f"  {name}_op [shape=ellipse, label={_quote([type(ctx).__name__])}];")
-        lines.append(f"  {name}_op -> {name};")
+            lines.append(f"  {name}_op [shape=ellipse, label={_quote([type(item).__name__])}];")
+        out = getattr(item, "_out", None)
+        if not (hasattr(root, "_node") and root._node is item):
+            label = [f"{getattr(out, 'dtype', '?')} {tuple(getattr(out, 'shape', ()))}"]
+            lines.append(f"  {name} [shape=box, label={_quote(label)}];")
+            lines.append(f"  {name}_op -> {name};")
         for parent in parents or ():
             if parent is None:
                 constant = f"c{constants}"

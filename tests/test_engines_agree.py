@@ -55,5 +55,5 @@ def test_scalar_mlp_and_nn_mlp_agree(seed):
     for layer, scalar_layer in zip(linears, scalar_mlp.layers):
         scalar_w = np.array([[w.grad for w in neuron.w] for neuron in scalar_layer.neurons])
         scalar_b = np.array([neuron.b.grad for neuron in scalar_layer.neurons])
-        np.testing.assert_allclose(layer.weight.grad.data, scalar_w, rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(layer.bias.grad.data, scalar_b, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(layer.weight.grad.numpy(), scalar_w, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(layer.bias.grad.numpy(), scalar_b, rtol=1e-10, atol=1e-14)

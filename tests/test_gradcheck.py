@@ -11,7 +11,7 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import ops
-from tensorgrad.gradcheck import (
+from tensorgrad.autograd.checks import (
     GradcheckError,
     GradcheckWarning,
     check_with_scalar_engine,
@@ -19,7 +19,7 @@ from tensorgrad.gradcheck import (
     gradcheck_module,
     gradgradcheck,
 )
-from tensorgrad.tensor import _apply
+from tensorgrad.core.engine import apply as _apply
 
 RNG = np.random.default_rng(0)
 
@@ -128,7 +128,7 @@ def test_fails_on_a_wrong_vjp(mode):
     assert isinstance(excinfo.value, AssertionError)
     assert report.check == mode and report.input_name == "input 0" and report.shape == (3, 4)
     assert report.worst, "the report lists the worst entries"
-    expected = np.cos(x.data)  # the numeric gradient of sum(sin(x) * W) is W * cos(x)
+    expected = np.cos(x.numpy())  # the numeric gradient of sum(sin(x) * W) is W * cos(x)
     for entry in report.worst:
         assert entry.abs_error > 0
         assert entry.rel_error == pytest.approx(0.01, rel=1e-4)
@@ -246,14 +246,16 @@ class TinyModule:
 
 
 def snapshot(module):
-    return [(p, p.data, p.data.copy(), p.dtype, p._version, p.grad) for p in module.parameters()]
+    return [
+        (p, p.numpy(), p.numpy().copy(), p.dtype, p._version, p.grad) for p in module.parameters()
+    ]
 
 
 def assert_restored(saved):
     for p, array, values, dtype, version, grad in saved:
-        assert p.data is array, "the very same array is back"
+        assert p.numpy() is array, "the very same array is back"
         assert p.dtype == dtype
-        np.testing.assert_array_equal(p.data, values)
+        np.testing.assert_array_equal(p.numpy(), values)
         assert p._version == version
         assert p.grad is grad
         assert p.requires_grad
@@ -335,7 +337,7 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="nothing to check"):
         gradcheck(lambda t: t, tg.Tensor(np.ones(2)))
     with pytest.raises(TypeError, match="fn must return a Tensor or a sequence of Tensors"):
-        gradcheck(lambda t: t.data, leaf(2))
+        gradcheck(lambda t: t.numpy(), leaf(2))
     with pytest.raises(ValueError, match="use mode='directional'"):
         gradcheck(lambda t: t * 2, leaf(600), mode="jacobian")
     with pytest.raises(ValueError, match="max_elements"):
@@ -345,9 +347,9 @@ def test_argument_errors():
 def test_module_buffers_are_restored():
     nn = pytest.importorskip("tensorgrad.nn")
     model = nn.Sequential(nn.Linear(3, 4, dtype=tg.float64), nn.BatchNorm1d(4))  # train mode
-    buffers = [(b, b.data.copy()) for _, b in model.named_buffers()]
+    buffers = [(b, b.numpy().copy()) for _, b in model.named_buffers()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GradcheckWarning)
         assert gradcheck_module(model, tg.Tensor(RNG.standard_normal((6, 3))))
     for buffer, values in buffers:
-        np.testing.assert_array_equal(buffer.data, values)
+        np.testing.assert_array_equal(buffer.numpy(), values)

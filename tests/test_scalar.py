@@ -475,7 +475,7 @@ def test_mlp_gradient_matches_central_difference():
 
 
 def test_mlp_matches_the_tensor_engine_if_available():
-    tensor = pytest.importorskip("tensorgrad.tensor")
+    tensor = pytest.importorskip("tensorgrad.core.tensor")
     rng = random.Random(11)
     sizes = [3, 4, 4, 2]
     weights = [

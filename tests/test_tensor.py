@@ -13,8 +13,10 @@ import tensorgrad as tg
     ("data", "dtype"),
     [
         (1.5, np.float32),
-        (3, np.float32),
-        ([1, 2, 3], np.float32),
+        (3, np.int64),
+        ([1, 2, 3], np.int64),
+        ([1, 2.5], np.float32),
+        ([True, 2], np.int64),
         ([[1.0, 2.0]], np.float32),
         ([True, False], np.bool_),
         (np.float64(2.0), np.float64),
@@ -32,7 +34,7 @@ def test_tensor_copies_its_data():
     array = np.zeros(3)
     t = tg.tensor(array)
     array[0] = 1
-    assert t.data[0] == 0
+    assert t.numpy()[0] == 0
 
 
 def test_explicit_dtype():
@@ -73,10 +75,10 @@ def test_creation_functions(make, shape, dtype):
 
 
 def test_creation_values():
-    np.testing.assert_array_equal(tg.full((2,), 7.0).data, [7.0, 7.0])
-    np.testing.assert_array_equal(tg.eye(2).data, np.eye(2))
-    np.testing.assert_array_equal(tg.arange(1, 7, 2).data, [1, 3, 5])
-    assert tg.rand(1000).data.min() >= 0 and tg.rand(1000).data.max() < 1
+    np.testing.assert_array_equal(tg.full((2,), 7.0).numpy(), [7.0, 7.0])
+    np.testing.assert_array_equal(tg.eye(2).numpy(), np.eye(2))
+    np.testing.assert_array_equal(tg.arange(1, 7, 2).numpy(), [1, 3, 5])
+    assert tg.rand(1000).numpy().min() >= 0 and tg.rand(1000).numpy().max() < 1
 
 
 def test_manual_seed_makes_random_tensors_repeatable():
@@ -84,13 +86,15 @@ def test_manual_seed_makes_random_tensors_repeatable():
     a = tg.randn(5)
     tg.manual_seed(123)
     b = tg.randn(5)
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_bad_shapes_and_steps():
-    with pytest.raises(ValueError, match="shape must be non-negative ints"):
+    with pytest.raises(
+        RuntimeError, match="zeros: trying to create a tensor with negative dimension -1"
+    ):
         tg.zeros(-1)
-    with pytest.raises(ValueError, match="step must not be zero"):
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
         tg.arange(0, 5, 0)
     with pytest.raises(TypeError, match="randn: dtype must be float32 or float64"):
         tg.randn(2, dtype=tg.int64)
@@ -102,7 +106,7 @@ def test_attributes():
     assert t.shape == (2, 3) and t.ndim == 2 and t.size == 6 and t.numel() == 6
     assert t.T.shape == (3, 2)
     assert t.is_leaf and t.grad is None and t.grad_fn is None
-    assert t.numpy() is t.data
+    assert t.numpy() is t.numpy()
     y = t * 2
     assert not y.is_leaf and type(y.grad_fn).__name__ == "Mul"
     assert repr(y.grad_fn) == "<MulBackward>"
@@ -111,9 +115,9 @@ def test_attributes():
 def test_item_and_conversions():
     assert tg.tensor([[2.5]]).item() == 2.5
     assert float(tg.tensor(1.5)) == 1.5 and int(tg.tensor(3.0)) == 3
-    with pytest.raises(ValueError, match=r"only one-element tensors.*shape \(2,\)"):
+    with pytest.raises(RuntimeError, match=r"2 elements cannot be converted.*shape \(2,\)"):
         tg.tensor([1.0, 2.0]).item()
-    with pytest.raises(ValueError, match="ambiguous"):
+    with pytest.raises(RuntimeError, match="ambiguous"):
         bool(tg.tensor([1.0, 2.0]))
     assert bool(tg.tensor([1.0]))
     assert len(tg.zeros(4, 2)) == 4
@@ -126,13 +130,13 @@ def test_detach_shares_memory_and_drops_grad():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     d = (x * 2).detach()
     assert not d.requires_grad and d.is_leaf
-    assert np.shares_memory(x.detach().data, x.data)
+    assert np.shares_memory(x.detach().numpy(), x.numpy())
 
 
 def test_requires_grad_flag():
     t = tg.tensor([1.0])
     assert t.requires_grad_() is t and t.requires_grad
-    with pytest.raises(TypeError, match="int64"):
+    with pytest.raises(RuntimeError, match="only floating-point tensors.*int64"):
         tg.tensor(np.array([1])).requires_grad_()
     y = t * 2
     with pytest.raises(RuntimeError, match="only a leaf"):
@@ -152,7 +156,10 @@ def test_grad_assignment_is_checked():
 def test_repr():
     assert repr(tg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert repr(tg.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
-    assert repr(tg.tensor(np.arange(2))) == "tensor([0, 1], dtype=int64)"
+    assert repr(tg.tensor(np.arange(2))) == "tensor([0, 1])"  # int64 and bool go without dtype
+    assert repr(tg.tensor([1.0], dtype=tg.float64)) == "tensor([1.], dtype=float64)"
+    assert repr(tg.zeros((0, 3))) == "tensor([], size=(0, 3))"  # the shape, where it is lost
+    assert repr(tg.zeros(0, dtype=tg.int64)) == "tensor([], dtype=int64)"
     x = tg.tensor(2.0, requires_grad=True)
     assert repr(x * x) == "tensor(4., grad_fn=<MulBackward>)"
 
@@ -176,14 +183,14 @@ def test_operators_with_numbers_on_either_side():
     for name, (result, expected) in results.items():
         assert isinstance(result, tg.Tensor), name
         assert result.dtype == np.float32, name
-        np.testing.assert_allclose(result.data, expected, err_msg=name)
+        np.testing.assert_allclose(result.numpy(), expected, err_msg=name)
 
 
 def test_ndarray_on_the_left_gives_a_tensor():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     for result in (np.ones(2) + x, np.ones(2) * x, np.ones(2) - x, np.ones(2) / x, np.eye(2) @ x):
         assert isinstance(result, tg.Tensor)
-        assert result.data.dtype != object
+        assert result.numpy().dtype != object
         assert result.requires_grad
 
 
@@ -200,20 +207,21 @@ def test_numpy_functions_on_tensors():
     assert isinstance(y, tg.Tensor) and y.requires_grad
     s = np.sum(x * x)
     s.backward()
-    np.testing.assert_allclose(x.grad.data, [1.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 3.0])
     assert np.shape(x) == (2,)
-    np.testing.assert_array_equal(np.asarray(x), x.data)
-    with pytest.raises(TypeError, match=r"np.cumsum is not supported on tensorgrad Tensors"):
-        np.cumsum(x)
+    np.testing.assert_array_equal(np.asarray(x), x.numpy())
+    with pytest.raises(TypeError, match=r"np.sort is not supported on tensorgrad Tensors that"):
+        np.sort(x)  # would lose the gradient
+    assert np.array_equal(np.sort(x.detach()), [0.5, 1.5])  # without one: NumPy's result
 
 
 def test_comparisons_return_bool_tensors_without_grad():
     x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     for mask in (x > 1, x >= 2, x < 2, x <= 1, x == 2, x != 2):
         assert mask.dtype == np.bool_ and not mask.requires_grad
-    np.testing.assert_array_equal((x > 1).data, [False, True, True])
-    np.testing.assert_array_equal(((x > 1) & (x < 3)).data, [False, True, False])
-    np.testing.assert_array_equal((~(x > 1)).data, [True, False, False])
+    np.testing.assert_array_equal((x > 1).numpy(), [False, True, True])
+    np.testing.assert_array_equal(((x > 1) & (x < 3)).numpy(), [False, True, False])
+    np.testing.assert_array_equal((~(x > 1)).numpy(), [True, False, False])
 
 
 def test_unsupported_operand_type():
@@ -241,7 +249,7 @@ def test_in_place_operations_bump_version():
 
 def test_in_place_cast_error_names_op():
     t = tg.tensor(np.arange(3))
-    with pytest.raises(TypeError, match="add_:"):
+    with pytest.raises(RuntimeError, match="add_: the result type cannot be cast.*int64"):
         t += 0.5
 
 
@@ -262,8 +270,8 @@ def test_squeeze_unsqueeze_flatten():
     assert x.unsqueeze(-1).shape == (2, 1, 3, 1)
     assert x.flatten().shape == (6,)
     assert x.flatten(1).shape == (2, 3)
-    with pytest.raises(ValueError, match="squeeze: axis 0 has size 2, not 1"):
-        x.squeeze(0)
+    assert x.squeeze(0).shape == (2, 1, 3)  # PyTorch's rule: a dimension that is not 1 stays
+    assert x.squeeze((0, 1)).shape == (2, 3)
 
 
 def test_where_needs_a_bool_condition():

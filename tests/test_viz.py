@@ -78,9 +78,16 @@ def test_to_dot_rejects_other_objects():
 # -- tensor graphs (fakes with the tensor engine's contract) ---------------------------------
 
 
+class FakeArray:
+    def __init__(self, shape):
+        self.shape, self.dtype = shape, "float64"
+
+
 class FakeOp:
-    def __init__(self, *parents):
-        self.parents = parents
+    """A node: its parents (nodes, leaf tensors, None for constants) and its output array."""
+
+    def __init__(self, out_shape, *parents):
+        self.parents, self._out = parents, FakeArray(out_shape)
 
 
 class MatMul(FakeOp):
@@ -96,8 +103,8 @@ class Sum(FakeOp):
 
 
 class FakeTensor:
-    def __init__(self, shape, ctx=None, requires_grad=False, grad=None, data=None):
-        self.shape, self._ctx, self.requires_grad, self.grad = shape, ctx, requires_grad, grad
+    def __init__(self, shape, node=None, requires_grad=False, grad=None, data=None):
+        self.shape, self._node, self.requires_grad, self.grad = shape, node, requires_grad, grad
         self.dtype = "float64"
         self.data = data
 
@@ -105,9 +112,9 @@ class FakeTensor:
 def fake_graph() -> tuple[FakeTensor, FakeTensor]:
     x = FakeTensor((4, 3), requires_grad=True, grad=FakeTensor((4, 3)))
     w = FakeTensor((3, 2), requires_grad=True)
-    y = FakeTensor((4, 2), ctx=MatMul(x, w), requires_grad=True)
-    z = FakeTensor((4, 2), ctx=Mul(y, None), requires_grad=True)  # z = y * 2
-    s = FakeTensor((), ctx=Sum(z), requires_grad=True, data=1.5)
+    product = MatMul((4, 2), x, w)
+    doubled = Mul((4, 2), product, None)  # z = y * 2
+    s = FakeTensor((), node=Sum((), doubled), requires_grad=True, data=1.5)
     return s, x
 
 
@@ -127,11 +134,11 @@ def test_tensor_graph_nodes_edges_and_labels():
 
 def test_tensor_graph_stops_where_backward_freed_it():
     s, _ = fake_graph()
-    s._ctx.parents = None
+    s._node.parents = None
     dot = to_dot(s)
     assert len(node_lines(dot)) == 2
     assert "Sum\\n(graph freed by backward)" in dot and "style=dashed" in dot
-    assert edge_lines(dot) == ["  t0_op -> t0;"]
+    assert edge_lines(dot) == ["  t1_op -> t0;"]
 
 
 def test_a_leaf_tensor_alone():
@@ -140,18 +147,18 @@ def test_a_leaf_tensor_alone():
 
 
 def test_real_tensor_graph_if_available():
-    tensor = pytest.importorskip("tensorgrad.tensor")
+    tensor = pytest.importorskip("tensorgrad.core.tensor")
     x = tensor.Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     w = tensor.Tensor([[0.5], [-1.0]], requires_grad=True)
     loss = ((x @ w) * 2.0).sum()
     dot = to_dot(loss)
     ops = re.findall(r'_op \[shape=ellipse, label="(\w+)"', dot)
-    assert len(ops) == 3 and "MatMul" in ops and type(loss._ctx).__name__ in ops
+    assert len(ops) == 3 and "MatMul" in ops and type(loss._node).__name__ in ops
     boxes = [line for line in node_lines(dot) if "shape=box" in line]
     assert len(boxes) == 5  # x, w, x @ w, (x @ w) * 2, the sum
     assert sum("style=filled" in line for line in boxes) == 2  # the leaves x and w
     loss.backward()
-    if loss._ctx.parents is None:  # the graph was freed: the drawing stops at the root's op
+    if loss._node.parents is None:  # the graph was freed: the drawing stops at the root's op
         assert "graph freed by backward" in to_dot(loss)
         assert len(node_lines(to_dot(loss))) == 2
 

@@ -6,54 +6,14 @@ import tensorgrad.nn.functional as F
 
 model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 loss = F.cross_entropy(model(x), y)
+
+Layers live in ``nn.modules`` (one module per family), their stateless functions in
+``nn.functional`` (the same families), initialisers in ``nn.init``.
 """
 
-from tensorgrad.nn import functional, init, utils
-from tensorgrad.nn.layers import (
-    GELU,
-    BatchNorm1d,
-    Dropout,
-    Flatten,
-    Identity,
-    LayerNorm,
-    LeakyReLU,
-    Linear,
-    LogSoftmax,
-    ReLU,
-    Sigmoid,
-    Softmax,
-    Tanh,
-)
-from tensorgrad.nn.module import (
-    IncompatibleKeys,
-    Module,
-    ModuleDict,
-    ModuleList,
-    Sequential,
-)
+from tensorgrad.nn import functional, init, modules, utils
+from tensorgrad.nn.modules import *  # noqa: F403 - the layers, as torch.nn exports them
+from tensorgrad.nn.modules import __all__ as _modules_all
 from tensorgrad.nn.parameter import Parameter
 
-__all__ = [
-    "GELU",
-    "BatchNorm1d",
-    "Dropout",
-    "Flatten",
-    "Identity",
-    "IncompatibleKeys",
-    "LayerNorm",
-    "LeakyReLU",
-    "Linear",
-    "LogSoftmax",
-    "Module",
-    "ModuleDict",
-    "ModuleList",
-    "Parameter",
-    "ReLU",
-    "Sequential",
-    "Sigmoid",
-    "Softmax",
-    "Tanh",
-    "functional",
-    "init",
-    "utils",
-]
+__all__ = [*_modules_all, "Parameter", "functional", "init", "modules", "utils"]

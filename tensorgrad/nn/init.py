@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
-from tensorgrad.tensor import Tensor
 
 _LINEAR = (
     "linear",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad.tensor import Tensor
+from tensorgrad.core.tensor import Tensor
 
 
 class Parameter(Tensor):

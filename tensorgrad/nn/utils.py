@@ -7,8 +7,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from tensorgrad.core.engine import wrap as _wrap
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
-from tensorgrad.tensor import Tensor, _wrap
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -33,10 +34,10 @@ def clip_grad_norm_(
         return _wrap(np.zeros((), dtype=np.float32))
     dtype = grads[0].dtype
     if norm_type == math.inf:
-        norms = [np.max(np.abs(g.data)) if g.size else 0.0 for g in grads]
+        norms = [np.max(np.abs(g._data)) if g.size else 0.0 for g in grads]
         total = float(max(norms))
     else:
-        norms = [np.linalg.norm(g.data.ravel(), norm_type) for g in grads]
+        norms = [np.linalg.norm(g._data.ravel(), norm_type) for g in grads]
         total = float(np.linalg.norm(np.asarray(norms, dtype=dtype), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
@@ -62,13 +63,13 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters' values concatenated into one 1-D tensor (a copy, without gradient)."""
-    arrays = [p.data.ravel() for p in parameters]
+    arrays = [p._data.ravel() for p in parameters]
     return _wrap(np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.float32))
 
 
 def vector_to_parameters(vector: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copy consecutive slices of ``vector`` into the parameters, in place."""
-    values = vector.data if isinstance(vector, Tensor) else np.asarray(vector)
+    values = vector._data if isinstance(vector, Tensor) else np.asarray(vector)
     if values.ndim != 1:
         raise ValueError(f"vector_to_parameters: expected a 1-D vector, got shape {values.shape}")
     parameters = list(parameters)

@@ -1,54 +1,71 @@
 """Every differentiable primitive, as a small class: forward on arrays, backward as a VJP.
 
 This package works on raw arrays and knows nothing of ``Tensor``: the layering runs one way,
-ops → tensor → nn / optim / data.
+ops → core (the Tensor and its engine) → nn / optim / data. The modules group ops by family:
+
+=================  ==========================================================================
+``base``           ``Op``, ``sum_to`` (un-broadcasting), axis checks, ``call``/``replay``
+``elementwise``    arithmetic and pointwise math: add … pow, exp, log, clip, maximum, where, cast
+``activation``     sigmoid, relu, leaky relu, gelu, softmax, log-softmax
+``reduce``         sum, mean, var, std, norm, max/min, logsumexp, cumsum
+``shape``          reshape, transpose, broadcast, concatenate, stack
+``index``          getitem and its scatter, setitem, gather / scatter_add, view write-back
+``linalg``         matmul
+``linear``         the fused linear layer and linear chain
+``loss``           cross-entropy, binary cross-entropy with logits
+``norm``           the normalisation core of batch and layer norm
+=================  ==========================================================================
 """
 
-from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, shape_of, sum_to
+from tensorgrad.ops.activation import Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax
+from tensorgrad.ops.base import (
+    Op,
+    call,
+    normalize_axes,
+    normalize_axis,
+    replay,
+    shape_of,
+    sum_to,
+)
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
     Cast,
     Clip,
+    Clone,
     Cos,
     Div,
     Erf,
     Exp,
-    Gelu,
-    LeakyRelu,
+    Expm1,
     Log,
+    Log1p,
     Maximum,
     Minimum,
     Mul,
     Neg,
     Pow,
-    Relu,
-    Sigmoid,
     Sin,
     Sqrt,
     Sub,
     Tanh,
     Where,
 )
-from tensorgrad.ops.linalg import MatMul
-from tensorgrad.ops.nn import (
-    BinaryCrossEntropyWithLogits,
-    CrossEntropy,
-    Linear,
-    LinearChain,
-    LogSoftmax,
-    Softmax,
-)
-from tensorgrad.ops.reduce import LogSumExp, Max, Mean, Min, Sum, Var
-from tensorgrad.ops.shape import (
-    BroadcastTo,
-    Concatenate,
+from tensorgrad.ops.index import (
+    CopyIntoView,
+    Gather,
     GetItem,
     IndexAdd,
-    Reshape,
-    Stack,
-    Transpose,
+    ScatterAdd,
+    SetItem,
+    is_basic_index,
 )
+from tensorgrad.ops.linalg import MatMul
+from tensorgrad.ops.linear import Linear, LinearChain
+from tensorgrad.ops.loss import BinaryCrossEntropyWithLogits, CrossEntropy
+from tensorgrad.ops.norm import Normalize
+from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
+from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 
 __all__ = [
     "Abs",
@@ -57,12 +74,17 @@ __all__ = [
     "BroadcastTo",
     "Cast",
     "Clip",
+    "Clone",
     "Concatenate",
+    "CopyIntoView",
     "Cos",
     "CrossEntropy",
+    "Cumsum",
     "Div",
     "Erf",
     "Exp",
+    "Expm1",
+    "Gather",
     "Gelu",
     "GetItem",
     "IndexAdd",
@@ -70,6 +92,7 @@ __all__ = [
     "Linear",
     "LinearChain",
     "Log",
+    "Log1p",
     "LogSoftmax",
     "LogSumExp",
     "MatMul",
@@ -80,15 +103,20 @@ __all__ = [
     "Minimum",
     "Mul",
     "Neg",
+    "Norm",
+    "Normalize",
     "Op",
     "Pow",
     "Relu",
     "Reshape",
+    "ScatterAdd",
+    "SetItem",
     "Sigmoid",
     "Sin",
     "Softmax",
     "Sqrt",
     "Stack",
+    "Std",
     "Sub",
     "Sum",
     "Tanh",
@@ -96,8 +124,10 @@ __all__ = [
     "Var",
     "Where",
     "call",
+    "is_basic_index",
     "normalize_axes",
     "normalize_axis",
+    "replay",
     "shape_of",
     "sum_to",
 ]

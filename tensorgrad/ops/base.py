@@ -7,13 +7,19 @@ asked. It is written with operators, methods and NumPy functions that arrays and
 understand, so the same formula runs on arrays normally (fast) and on Tensors when the engine
 records the backward pass itself (``create_graph=True``, for higher-order gradients).
 
-Ops never import the Tensor: the engine owns the graph and sets, after a successful forward,
-``parents`` (the input Tensors, ``None`` for constants), ``inputs`` (the raw forward inputs)
-and ``needs_input_grad``.
+Ops never import the Tensor. The engine (``tensorgrad.core.engine``) owns the graph: an op
+recorded in it is a *node*. After a successful forward the engine sets ``parents`` (for each
+input: the node that made it, the leaf tensor itself, or ``None`` for a constant),
+``inputs`` (the raw forward inputs) and ``needs_input_grad``, and keeps for itself the
+output, the inputs' and output's version counters and the node's place in recording order
+(``_out``, ``_in_versions``, ``_out_versions``, ``_seq``). Everything backward needs beyond
+the inputs and the output goes into ``saved``, the one channel the engine frees after
+backward.
 """
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -39,8 +45,18 @@ class Op(ABC):
     #: inputs, once backward has run without ``retain_graph``)
     saved: Any = None
 
-    parents: tuple | None
-    needs_input_grad: tuple[bool, ...]
+    parents: list | None
+    inputs: list | None
+    needs_input_grad: list[bool]
+    #: the engine's own bookkeeping for a recorded node (see the module docstring)
+    _in_versions: list | None = None
+    _out: Any = None
+    _out_versions: Any = None
+    _seq: int = 0
+    _failed: str = ""  #: why a backward through this node failed after freeing part of it
+    _hooks: list | None = None  #: gradient hooks of the tensor this node made
+    _retained: Any = None  #: a weak reference to that tensor when it ``retain_grad()``
+    _trace: Any = None  #: where the node was created, recorded in anomaly-detection mode
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -55,6 +71,11 @@ class Op(ABC):
     def backward(self, grad: Any, out: Any, *inputs: Any) -> tuple:
         """Return one gradient per input (``None`` where not needed), each of its input's shape."""
 
+    def forward_inplace(self, target: Any, *inputs: Any) -> None:
+        """Write ``forward(target, *inputs)`` into ``target`` (the in-place form, ``x.add_(y)``).
+        Ops that can compute straight into ``target`` override this to skip the temporary."""
+        np.copyto(target, self.forward(target, *inputs), casting="same_kind")
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
 
@@ -65,7 +86,19 @@ def call(op_type: type[Op], *inputs: Any, **params: Any) -> Any:
     VJPs use this for the few functions arrays and Tensors do not share as methods (scatter,
     for instance). Tensors announce themselves by their ``_apply_op`` hook.
     """
-    op = op_type(**params)
+    return _run(op_type(**params), inputs)
+
+
+def replay(op: Op, *inputs: Any) -> Any:
+    """Run a fresh copy of ``op`` (same settings) on other inputs, like :func:`call`: how a
+    view's recorded ops are applied again to a gradient or to a base."""
+    fresh = copy.copy(op)
+    fresh.parents = fresh.inputs = fresh.saved = fresh._in_versions = None
+    fresh._out = fresh._out_versions = fresh._hooks = fresh._retained = fresh._trace = None
+    return _run(fresh, inputs)
+
+
+def _run(op: Op, inputs: Sequence[Any]) -> Any:
     for value in inputs:
         apply = getattr(value, "_apply_op", None)
         if apply is not None:

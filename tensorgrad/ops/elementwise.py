@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, shape_of, sum_to
+from tensorgrad.ops.base import Op, shape_of, sum_to
 
 
 class Add(Op):
@@ -15,6 +15,9 @@ class Add(Op):
 
     def forward(self, x, y):
         return x + y
+
+    def forward_inplace(self, target, y):
+        np.add(target, y, out=target)
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
@@ -30,6 +33,9 @@ class Sub(Op):
     def forward(self, x, y):
         return x - y
 
+    def forward_inplace(self, target, y):
+        np.subtract(target, y, out=target)
+
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
@@ -42,6 +48,9 @@ class Mul(Op):
     def forward(self, x, y):
         return x * y
 
+    def forward_inplace(self, target, y):
+        np.multiply(target, y, out=target)
+
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
@@ -53,6 +62,9 @@ class Mul(Op):
 class Div(Op):
     def forward(self, x, y):
         return x / y
+
+    def forward_inplace(self, target, y):
+        np.true_divide(target, y, out=target)
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
@@ -75,8 +87,9 @@ class Neg(Op):
 class Pow(Op):
     """``x ** y``. With a constant exponent only the base gets a gradient.
 
-    Conventions (PyTorch's): a constant exponent of 0 gives a zero gradient everywhere (even at
-    x = 0); the gradient with respect to the exponent is 0 where x = 0, and NaN where x < 0.
+    Conventions (PyTorch's): an exponent of 0 gives the base a zero gradient (even at x = 0,
+    where ``y·x^(y−1)`` would be 0·∞); the gradient with respect to the exponent is 0 where
+    x = 0, and NaN where x < 0.
     """
 
     uses_output = True
@@ -91,7 +104,7 @@ class Pow(Op):
             if isinstance(y, (int, float)):
                 dx = grad * 0.0 if y == 0 else grad * (y * x ** (y - 1))
             else:
-                dx = sum_to(grad * (y * x ** (y - 1)), shape_of(x))
+                dx = sum_to(np.where(y == 0, 0.0, grad * (y * x ** (y - 1))), shape_of(x))
         if ny:
             positive = x > 0
             log_x = np.where(
@@ -118,6 +131,29 @@ class Log(Op):
 
     def backward(self, grad, out, x):
         return (grad / x,)
+
+
+class Log1p(Op):
+    """``log(1 + x)``, accurate for small x."""
+
+    def forward(self, x):
+        return np.log1p(x)
+
+    def backward(self, grad, out, x):
+        return (grad / (1 + x),)
+
+
+class Expm1(Op):
+    """``exp(x) − 1``, accurate for small x."""
+
+    uses_inputs = False
+    uses_output = True
+
+    def forward(self, x):
+        return np.expm1(x)
+
+    def backward(self, grad, out, x):
+        return (grad * (out + 1),)
 
 
 class Sqrt(Op):
@@ -168,46 +204,6 @@ class Tanh(Op):
         return (grad * (1 - out * out),)
 
 
-class Sigmoid(Op):
-    """The logistic function, computed without overflow: exp is only taken of -|x|."""
-
-    uses_inputs = False
-    uses_output = True
-
-    def forward(self, x):
-        e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-    def backward(self, grad, out, x):
-        return (grad * (out * (1 - out)),)
-
-
-class Relu(Op):
-    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch."""
-
-    def forward(self, x):
-        return np.maximum(x, 0)
-
-    def backward(self, grad, out, x):
-        if self.grad_is_free:
-            grad *= x > 0
-            return (grad,)
-        return (grad * (x > 0),)
-
-
-class LeakyRelu(Op):
-    name = "leaky_relu"
-
-    def __init__(self, negative_slope: float = 0.01):
-        self.negative_slope = negative_slope
-
-    def forward(self, x):
-        return np.where(x > 0, x, x * self.negative_slope)
-
-    def backward(self, grad, out, x):
-        return (grad * np.where(x > 0, 1.0, self.negative_slope).astype(grad.dtype),)
-
-
 class Erf(Op):
     """The error function (SciPy's, imported on first use: SciPy comes with scikit-learn)."""
 
@@ -220,54 +216,33 @@ class Erf(Op):
         return (grad * (2 / math.sqrt(math.pi)) * np.exp(-(x * x)),)
 
 
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_INV_SQRT_2 = 1 / math.sqrt(2)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-
-
-class Gelu(Op):
-    """GELU, ``x * Φ(x)``: exact (``approximate="none"``, with erf) or the tanh approximation."""
-
-    def __init__(self, approximate: str = "none"):
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
-
-    def forward(self, x):
-        if self.approximate == "tanh":
-            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
-
-    def backward(self, grad, out, x):
-        if self.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
-            dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
-        cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
-        pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        return (grad * (cdf + x * pdf),)
-
-
 class Clip(Op):
-    """Clamp to ``[low, high]`` (either may be None). The gradient passes where
-    ``low <= x <= high``, boundaries included, as in PyTorch's clamp."""
+    """Clamp ``x`` into ``[low, high]``; either bound may be None, a number or a tensor.
 
-    def __init__(self, low: Any = None, high: Any = None):
+    PyTorch's gradients: ``x`` gets it where ``low <= x <= high`` (boundaries included),
+    ``low`` where ``x < low``, ``high`` where ``x > high``. (With ``low > high`` every output
+    is ``high``, and PyTorch's masks are used as they are.)
+    """
+
+    def forward(self, x, low=None, high=None):
         if low is None and high is None:
-            raise ValueError("clip: at least one of min and max must be given")
-        self.low, self.high = low, high
+            raise ValueError("clamp: at least one of min and max must be given")
+        if low is None:
+            return np.minimum(x, high)
+        if high is None:
+            return np.maximum(x, low)
+        return np.minimum(np.maximum(x, low), high)
 
-    def forward(self, x):
-        return np.clip(x, self.low, self.high)
-
-    def backward(self, grad, out, x):
-        if self.low is None:
-            inside = x <= self.high
-        elif self.high is None:
-            inside = x >= self.low
-        else:
-            inside = (x >= self.low) * (x <= self.high)
-        return (grad * inside,)
+    def backward(self, grad, out, x, low=None, high=None):
+        nx, nlow, nhigh = self.needs_input_grad
+        above = None if low is None else x >= low
+        below = None if high is None else x <= high
+        inside = below if above is None else (above if below is None else above & below)
+        return (
+            grad * inside if nx else None,
+            sum_to(grad * np.logical_not(above), shape_of(low)) if nlow else None,
+            sum_to(grad * np.logical_not(below), shape_of(high)) if nhigh else None,
+        )
 
 
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:
@@ -318,6 +293,19 @@ class Where(Op):
             sum_to(np.where(cond, grad, 0), shape_of(x)) if nx else None,
             sum_to(np.where(cond, 0, grad), shape_of(y)) if ny else None,
         )
+
+
+class Clone(Op):
+    """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes."""
+
+    name = "clone"
+    uses_inputs = False
+
+    def forward(self, x):
+        return np.array(x, copy=True)
+
+    def backward(self, grad, out, x):
+        return (grad,)
 
 
 class Cast(Op):

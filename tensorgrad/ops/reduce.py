@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, expand_reduced, normalize_axes, shape_of
+from tensorgrad.ops.base import Op, expand_reduced, normalize_axes, normalize_axis, shape_of
 
 
 class _Reduction(Op):
@@ -65,14 +66,96 @@ class Var(_Reduction):
         return (self._expand(grad, x) * centered * scale,)
 
 
+class Std(_Reduction):
+    """Standard deviation with ``correction``. Where it is 0 (a constant slice) the gradient
+    is 0, as in PyTorch, instead of the 0/0 that ``sqrt(var)`` would give."""
+
+    uses_output = True
+
+    def __init__(self, axis: Any = None, keepdims: bool = False, correction: int = 1):
+        super().__init__(axis, keepdims)
+        self.correction = correction
+
+    def forward(self, x):
+        return np.sqrt(x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction))
+
+    def backward(self, grad, out, x):
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        dof = self._count(x) - self.correction
+        std = self._expand(out, x)
+        safe = np.where(std == 0, 1.0, std)
+        scale = np.where(std == 0, 0.0, self._expand(grad, x) / safe)
+        return (scale * centered / dof if dof > 0 else scale * float("nan"),)
+
+
+class Norm(_Reduction):
+    """The vector p-norm over ``axis`` (PyTorch's ``norm``/``linalg.vector_norm``): p = 2 by
+    default, any p > 0, ``inf`` and ``-inf`` (max and min of |x|), and 0 (the count of
+    non-zeros, which has no gradient). Where the norm is 0 the gradient is 0, as in PyTorch;
+    ties for ±inf share the gradient evenly."""
+
+    uses_output = True
+
+    def __init__(self, p: float = 2.0, axis: Any = None, keepdims: bool = False):
+        super().__init__(axis, keepdims)
+        self.p = float(p)
+
+    def forward(self, x):
+        axes, p = self._axes(x), self.p
+        a = np.abs(x)
+        if p == math.inf:
+            return a.max(axis=axes, keepdims=self.keepdims, initial=0)
+        if p == -math.inf:
+            return a.min(axis=axes, keepdims=self.keepdims, initial=math.inf)
+        if p == 0:
+            return (a != 0).sum(axis=axes, keepdims=self.keepdims).astype(np.result_type(x))
+        if p == 2:
+            return np.sqrt((x * x).sum(axis=axes, keepdims=self.keepdims))
+        return ((a**p).sum(axis=axes, keepdims=self.keepdims)) ** (1 / p)
+
+    def backward(self, grad, out, x):
+        p, norm, g = self.p, self._expand(out, x), self._expand(grad, x)
+        if p == 0:
+            return (x * 0.0,)
+        if abs(p) == math.inf:
+            winners = np.abs(x) == norm
+            count = winners.sum(axis=self.axes, keepdims=True)
+            return (np.sign(x) * winners * g / np.where(count == 0, 1, count),)
+        safe = np.where(norm == 0, 1.0, norm)
+        if p == 2:
+            return (np.where(norm == 0, 0.0, g / safe) * x,)
+        scale = np.where(norm == 0, 0.0, g / safe ** (p - 1))
+        return (scale * np.sign(x) * np.abs(x) ** (p - 1),)
+
+
+class Cumsum(Op):
+    """Running sums along ``axis``; the VJP is the running sum of the gradient from the end."""
+
+    uses_inputs = False
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        return np.cumsum(x, axis=self.axis if np.ndim(x) else None).reshape(np.shape(x))
+
+    def backward(self, grad, out, x):
+        if not np.ndim(grad):
+            return (grad,)
+        return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
+
+
 class _Extremum(_Reduction):
-    """Max or min. Tied extreme elements share the gradient evenly (as in HIPS autograd and
-    tinygrad), so the gradient sums to the upstream gradient whatever the ties."""
+    """Max or min (PyTorch's ``amax``/``amin``, and ``max()`` without a dim). Tied extreme
+    elements share the gradient evenly, so it sums to the upstream gradient whatever the
+    ties; a NaN is the extreme (it propagates), and takes the gradient, as in PyTorch."""
 
     uses_output = True
 
     def backward(self, grad, out, x):
-        winners = x == self._expand(out, x)
+        extreme = self._expand(out, x)
+        winners = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
         count = winners.sum(axis=self.axes, keepdims=True).astype(grad.dtype)
         return (winners * (self._expand(grad, x) / count),)
 

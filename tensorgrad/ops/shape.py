@@ -1,12 +1,10 @@
-"""Ops that move elements without changing them: reshape, transpose, broadcast, index, join."""
+"""Ops that move elements without changing them: reshape, transpose, broadcast, join."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axes, normalize_axis, shape_of, sum_to
+from tensorgrad.ops.base import Op, normalize_axes, normalize_axis, shape_of, sum_to
 
 
 class Reshape(Op):
@@ -43,8 +41,8 @@ class Transpose(Op):
 
     def backward(self, grad, out, x):
         if self.axes is None:
-            return (grad.transpose(),)
-        return (grad.transpose(tuple(np.argsort([a % x.ndim for a in self.axes]))),)
+            return (np.transpose(grad),)
+        return (np.transpose(grad, tuple(np.argsort([a % x.ndim for a in self.axes]))),)
 
 
 class BroadcastTo(Op):
@@ -64,57 +62,6 @@ class BroadcastTo(Op):
 
     def backward(self, grad, out, x):
         return (sum_to(grad, shape_of(x)),)
-
-
-def is_basic_index(index: Any) -> bool:
-    """True for indices made of ints, slices, None and Ellipsis: each element is hit once."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(
-        isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis for p in parts
-    ) and not any(isinstance(p, (bool, np.bool_)) for p in parts)
-
-
-class GetItem(Op):
-    """``x[index]`` for ints, slices, None, Ellipsis, boolean masks and integer arrays."""
-
-    name = "getitem"
-    uses_inputs = False
-
-    def __init__(self, index: Any):
-        self.index = index
-
-    def forward(self, x):
-        return x[self.index]
-
-    def backward(self, grad, out, x):
-        return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
-
-
-class IndexAdd(Op):
-    """Scatter ``values`` into zeros of ``shape`` at ``index``: the VJP of indexing.
-
-    Repeated integer indices accumulate (``np.add.at``), so ``x[[0, 0]]`` gives x[0] a
-    gradient of 2; indices that cannot repeat use a plain, faster assignment.
-    """
-
-    name = "index_add"
-    uses_inputs = False
-
-    def __init__(self, shape: tuple[int, ...], index: Any):
-        self.shape, self.index = tuple(shape), index
-
-    def forward(self, values):
-        result = np.zeros(self.shape, dtype=values.dtype)
-        index = self.index
-        single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
-        if is_basic_index(index) or single_mask:
-            result[index] = values
-        else:
-            np.add.at(result, index, values)
-        return result
-
-    def backward(self, grad, out, values):
-        return (grad[self.index],)
 
 
 class Concatenate(Op):

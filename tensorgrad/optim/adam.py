@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.core.engine import grad_array as _grad_array
+from tensorgrad.core.engine import mark_changed
 from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import Tensor, _grad_array
 
 
 class Adam(Optimizer):
@@ -101,7 +102,7 @@ class Adam(Optimizer):
             tmp += eps
             np.divide(m, tmp, out=tmp)
             axpy(-step_size, tmp, param, tmp)
-        Tensor._mark_all_changed(params)
+        mark_changed(params)
 
 
 class AdamW(Adam):

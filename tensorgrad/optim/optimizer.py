@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.core.engine import data_of as _DATA
+from tensorgrad.core.engine import grad_array as _grad_array
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.optim._axpy import _WRITEABLE
-from tensorgrad.tensor import _DATA, Tensor, _grad_array
 
 
 def _check_nonnegative(name: str, value: float) -> None:
@@ -186,7 +188,7 @@ class Optimizer:
             new_state[p] = {}
             for name, value in values.items():
                 if isinstance(value, (np.ndarray, Tensor)):
-                    array = value.data if isinstance(value, Tensor) else value
+                    array = value._data if isinstance(value, Tensor) else value
                     if array.shape != p.shape:
                         raise ValueError(
                             f"load_state_dict: state {name!r} of parameter {key} has shape "

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.core.engine import grad_array as _grad_array
+from tensorgrad.core.engine import mark_changed
 from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import Tensor, _grad_array
 
 
 class RMSprop(Optimizer):
@@ -98,4 +99,4 @@ class RMSprop(Optimizer):
                 axpy(-lr, buf, param, tmp)
             else:
                 axpy(-lr, tmp, param, tmp)
-        Tensor._mark_all_changed(params)
+        mark_changed(params)

@@ -8,9 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.core.engine import data_of as _DATA
+from tensorgrad.core.engine import grad_array as _grad_array
+from tensorgrad.core.engine import mark_changed
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.optim._axpy import Axpy, axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
-from tensorgrad.tensor import _DATA, Tensor, _grad_array
 
 
 class SGD(Optimizer):
@@ -60,7 +63,7 @@ class SGD(Optimizer):
         plain = momentum and not (dampening or weight_decay or nesterov or maximize)
         every = params and len(params) == len(group["params"])
         if plain and every and self._flat_step(params, lr, momentum):
-            Tensor._mark_all_changed(params)
+            mark_changed(params)
             return
         for p in params:
             param, d = p._data, _grad_array(p)
@@ -81,7 +84,7 @@ class SGD(Optimizer):
                     buf += d
                 d = np.add(d, buf * momentum, tmp) if nesterov else buf
             axpy(-lr, d, param, tmp)
-        Tensor._mark_all_changed(params)
+        mark_changed(params)
 
     def _flat_step(self, params: list[Tensor], lr: float, momentum: float) -> bool:
         """The usual step (plain momentum, every parameter with a gradient) with the momentum

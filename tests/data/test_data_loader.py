@@ -245,15 +245,15 @@ def test_default_collate_wraps_owned_arrays_and_copies_views() -> None:
     out = default_collate({"a": owned, "b": [view, "label"]})
     a, (b, label) = out["a"], out["b"]
     assert isinstance(a, Tensor) and isinstance(b, Tensor) and label == "label"
-    assert np.shares_memory(a.data, owned)  # a fresh batch array: no second copy
-    assert not np.shares_memory(b.data, base)  # a view of someone's data: copied
+    assert np.shares_memory(a.numpy(), owned)  # a fresh batch array: no second copy
+    assert not np.shares_memory(b.numpy(), base)  # a view of someone's data: copied
     assert a.dtype == np.float32 and b.dtype == np.float32
 
 
 def test_loader_batches_do_not_share_memory_with_the_dataset() -> None:
     x, y = xy(8)
     for bx, by in DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True, seed=0):
-        assert not np.shares_memory(bx.data, x) and not np.shares_memory(by.data, y)
+        assert not np.shares_memory(bx.numpy(), x) and not np.shares_memory(by.numpy(), y)
 
 
 def test_batches_are_tensors_with_dtypes_kept() -> None:
@@ -264,9 +264,9 @@ def test_batches_are_tensors_with_dtypes_kept() -> None:
     x, y = xy(6)
     bx, by = next(iter(DataLoader(TensorDataset(x, y), batch_size=4)))
     assert isinstance(bx, Tensor) and isinstance(by, Tensor)
-    assert bx.data.dtype == np.float32 and by.data.dtype == np.int64
-    np.testing.assert_array_equal(bx.data, x[:4])
-    np.testing.assert_array_equal(by.data, y[:4])
+    assert bx.numpy().dtype == np.float32 and by.numpy().dtype == np.int64
+    np.testing.assert_array_equal(bx.numpy(), x[:4])
+    np.testing.assert_array_equal(by.numpy(), y[:4])
 
 
 def test_import_is_light() -> None:

@@ -31,18 +31,18 @@ def directional_check(
     norm = np.sqrt(sum(float((d * d).sum()) for d in deltas))
     deltas = [d / norm for d in deltas]
     analytic = sum(
-        float((g.data * d).sum()) for g, d in zip(grads, deltas, strict=True) if g is not None
+        float((g.numpy() * d).sum()) for g, d in zip(grads, deltas, strict=True) if g is not None
     )
 
     def loss_at(step: float) -> float:
-        originals = [x.data.copy() for x in inputs]
+        originals = [x.numpy().copy() for x in inputs]
         for x, d in zip(inputs, deltas, strict=True):
-            x.data[...] += step * d
+            x.numpy()[...] += step * d
         try:
-            return float((f().data * weights).sum())
+            return float((f().numpy() * weights).sum())
         finally:
             for x, original in zip(inputs, originals, strict=True):
-                x.data[...] = original
+                x.numpy()[...] = original
 
     numeric = (loss_at(eps) - loss_at(-eps)) / (2 * eps)
     assert abs(analytic - numeric) <= atol + rtol * abs(numeric), (analytic, numeric)

@@ -17,10 +17,10 @@ def test_linear_weights_load_into_torch_linear():
     tg.manual_seed(0)
     ours = nn.Linear(20, 7)
     theirs = torch.nn.Linear(20, 7)
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    theirs.load_state_dict({k: torch.from_dlpack(v) for k, v in ours.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((5, 20)).astype(np.float32)
     expected = theirs(torch.from_numpy(x)).detach().numpy()
-    np.testing.assert_allclose(ours(tg.tensor(x)).data, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_mlp_state_dict_round_trips_with_torch():
@@ -36,7 +36,10 @@ def test_mlp_state_dict_round_trips_with_torch():
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(1).standard_normal((10, 8)).astype(np.float32)
     np.testing.assert_allclose(
-        ours(tg.tensor(x)).data, theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+        ours(tg.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-6,
     )
     for (name, a), b in zip(ours.state_dict().items(), theirs.state_dict().values(), strict=True):
         np.testing.assert_allclose(
@@ -45,7 +48,10 @@ def test_mlp_state_dict_round_trips_with_torch():
     ours.eval()
     theirs.eval()
     np.testing.assert_allclose(
-        ours(tg.tensor(x)).data, theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+        ours(tg.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-6,
     )
 
 
@@ -68,9 +74,9 @@ def test_batch_norm_3d_and_layer_norm_match_torch_forward_and_backward():
         (theirs(xt) * torch.from_numpy(weights)).sum().backward()
         xo = tg.tensor(x, requires_grad=True)
         (ours(xo) * weights).sum().backward()
-        np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
         for (name, p), q in zip(ours.named_parameters(), theirs.parameters(), strict=True):
-            np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-9, err_msg=name)
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, err_msg=name)
 
 
 def test_losses_match_torch():

@@ -31,8 +31,8 @@ def test_clip_grad_norm_scales_when_the_norm_is_too_large():
     total = clip_grad_norm_(params, max_norm=1.0)
     assert isinstance(total, tg.Tensor) and total.item() == pytest.approx(5.0)
     scale = 1.0 / (5.0 + 1e-6)
-    np.testing.assert_allclose(params[0].grad.data, [3 * scale, 0.0], rtol=1e-6)
-    np.testing.assert_allclose(params[1].grad.data, [[4 * scale]], rtol=1e-6)
+    np.testing.assert_allclose(params[0].grad.numpy(), [3 * scale, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(params[1].grad.numpy(), [[4 * scale]], rtol=1e-6)
     assert params[0].grad.dtype == np.float32
 
 
@@ -40,7 +40,7 @@ def test_clip_grad_norm_leaves_small_gradients_alone():
     params = params_with_grads([0.3, 0.4])
     total = clip_grad_norm_(params, max_norm=1.0)
     assert total.item() == pytest.approx(0.5)
-    np.testing.assert_array_equal(params[0].grad.data, np.float32([0.3, 0.4]))
+    np.testing.assert_array_equal(params[0].grad.numpy(), np.float32([0.3, 0.4]))
 
 
 def test_clip_grad_norm_other_orders_and_missing_grads():
@@ -49,7 +49,7 @@ def test_clip_grad_norm_other_orders_and_missing_grads():
     assert clip_grad_norm_(params, 100.0, norm_type=1).item() == pytest.approx(6.0)
     assert clip_grad_norm_(params, 100.0, norm_type=math.inf).item() == pytest.approx(3.0)
     clip_grad_norm_(params, 1.5, norm_type="inf")
-    np.testing.assert_allclose(params[1].grad.data, [1.5], rtol=1e-5)
+    np.testing.assert_allclose(params[1].grad.numpy(), [1.5], rtol=1e-5)
     assert clip_grad_norm_(params[2], 1.0).item() == 0.0
 
 
@@ -62,7 +62,7 @@ def test_clip_grad_norm_non_finite():
 def test_clip_grad_value():
     params = params_with_grads([-3.0, 0.5, 2.0])
     clip_grad_value_(params, 1.0)
-    np.testing.assert_array_equal(params[0].grad.data, [-1.0, 0.5, 1.0])
+    np.testing.assert_array_equal(params[0].grad.numpy(), [-1.0, 0.5, 1.0])
 
 
 def test_parameters_to_vector_and_back():
@@ -70,6 +70,6 @@ def test_parameters_to_vector_and_back():
     vector = parameters_to_vector(model.parameters())
     assert vector.shape == (3 * 2 + 2 + 2 + 1,)
     vector_to_parameters(vector * 2.0, model.parameters())
-    np.testing.assert_allclose(parameters_to_vector(model.parameters()).data, 2 * vector.data)
+    np.testing.assert_allclose(parameters_to_vector(model.parameters()).numpy(), 2 * vector.numpy())
     with pytest.raises(ValueError, match="vector has 3 elements, the parameters 11"):
         vector_to_parameters(tg.zeros(3), model.parameters())

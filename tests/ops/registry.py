@@ -31,7 +31,7 @@ import scipy.special
 
 import tensorgrad as tg
 from tensorgrad import ops
-from tensorgrad.tensor import _apply
+from tensorgrad.core.engine import apply as _apply
 
 Shape = tuple[int, ...]
 
@@ -449,7 +449,7 @@ def _clip_samples(rng: np.random.Generator) -> list[Sample]:
 _clip_error = ErrorInput(
     (np.ones(3),),
     ValueError,
-    r"^clip: at least one of min and max must be given",
+    r"^clamp: at least one of min and max must be given",
     {"low": None, "high": None},
     "no_bounds",
 )
@@ -558,7 +558,7 @@ register(
             ErrorInput(
                 (np.ones(3),),
                 TypeError,
-                r"^astype: not a dtype: 'float17'",
+                r"^to: not a dtype: 'float17'",
                 {"dtype": "float17"},
                 "bad_dtype",
             ),
@@ -693,7 +693,9 @@ for _correction in (0, 1):
     register(
         OpInfo(
             f"var_correction{_correction}",
-            lambda x, axis, keepdims, correction: x.var(axis, keepdims, correction=correction),
+            lambda x, axis, keepdims, correction: x.var(
+                dim=axis, keepdim=keepdims, correction=correction
+            ),
             lambda x, axis, keepdims, correction: np.var(
                 x, axis=axis, keepdims=keepdims, ddof=correction
             ),
@@ -714,7 +716,7 @@ _EMPTY_MAX_ERROR = ErrorInput(
 register(
     OpInfo(
         "max",
-        lambda x, axis, keepdims: x.max(axis=axis, keepdims=keepdims),
+        lambda x, axis, keepdims: x.amax(axis=axis, keepdims=keepdims),
         lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
         reduction_samples(distinct),
         errors=(*_axis_errors("max"), replace(_EMPTY_MAX_ERROR, match=r"^max: zero-size array")),
@@ -724,7 +726,7 @@ register(
 register(
     OpInfo(
         "min",
-        lambda x, axis, keepdims: tg.min(x, axis=axis, keepdims=keepdims),
+        lambda x, axis, keepdims: tg.amin(x, axis=axis, keepdims=keepdims),
         lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
         reduction_samples(distinct),
         errors=(*_axis_errors("min"), replace(_EMPTY_MAX_ERROR, match=r"^min: zero-size array")),
@@ -815,8 +817,8 @@ register(
         errors=(
             ErrorInput(
                 (np.ones((2, 3)),),
-                ValueError,
-                r"^reshape: cannot reshape array of size 6 into shape \(4,\)",
+                RuntimeError,
+                r"^reshape: shape \(4,\) is invalid for input of size 6",
                 {"shape": (4,)},
                 "wrong_size",
             ),
@@ -831,15 +833,25 @@ register(
         shape_samples(
             [
                 ("matrix", (2, 3), {"shape": (6,)}, "C"),
-                ("transposed", (3, 4), {"shape": (2, 6)}, "T"),
+                ("transposed_rows", (3, 4), {"shape": (3, 1, 4)}, "T"),
             ]
+        ),
+        errors=(
+            ErrorInput(
+                (np.asfortranarray(np.ones((3, 4))),),
+                RuntimeError,
+                r"^view: a tensor of shape \(3, 4\) .* cannot be viewed as \(2, 6\) without "
+                r"copying; use \.reshape",
+                {"shape": (2, 6)},
+                "needs_a_copy",
+            ),
         ),
     )
 )
 register(
     OpInfo(
         "transpose",
-        lambda x, axes: x.transpose(*axes),
+        lambda x, axes: _apply(ops.Transpose(axes or None), x),
         lambda x, axes: np.transpose(x, axes or None),
         shape_samples(
             [
@@ -926,13 +938,21 @@ register(
             ErrorInput(
                 (np.ones((2, 3)),),
                 IndexError,
-                r"^swapaxes: axis 3 is out of range for a tensor of 2 dimensions",
+                r"^transpose: axis 3 is out of range for a tensor of 2 dimensions",
                 {"a": 0, "b": 3},
                 "axis_out_of_range",
             ),
         ),
     )
 )
+
+
+def _size1_axes(x: np.ndarray, axis: Any) -> Any:
+    """PyTorch's squeeze: of the named axes, only those of size 1."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else axis
+    return tuple(a for a in axes if x.shape[a] == 1)
 
 
 def _flatten_ref(x, start=0, end=-1):
@@ -968,7 +988,7 @@ register(
             ErrorInput(
                 (np.ones((2, 3, 4)),),
                 ValueError,
-                r"^flatten: start axis 2 comes after end axis 1",
+                r"^flatten: start_dim 2 comes after end_dim 1",
                 {"start": 2, "end": 1},
                 "start_after_end",
             ),
@@ -979,7 +999,7 @@ register(
     OpInfo(
         "squeeze",
         lambda x, axis=None: x.squeeze(axis),
-        lambda x, axis=None: np.squeeze(x, axis),
+        lambda x, axis=None: np.squeeze(x, _size1_axes(x, axis)),
         shape_samples(
             [
                 ("all", (1, 3, 1), {}, "C"),
@@ -990,16 +1010,8 @@ register(
                 ("nothing", (2, 3), {}, "C"),
                 ("empty", (0, 1), {"axis": 1}, "C"),
                 ("transposed", (2, 1, 3), {"axis": 1}, "T"),
+                ("not_size1_stays", (2, 3), {"axis": 0}, "C"),  # PyTorch's rule: no error
             ]
-        ),
-        errors=(
-            ErrorInput(
-                (np.ones((2, 3)),),
-                ValueError,
-                r"^squeeze: axis 0 has size 2, not 1 \(shape \(2, 3\)\)",
-                {"axis": 0},
-                "axis_not_size1",
-            ),
         ),
     )
 )
@@ -1024,7 +1036,7 @@ register(
             ErrorInput(
                 (np.ones((2, 3)),),
                 IndexError,
-                r"^unsqueeze: axis 4 is out of range",
+                r"^unsqueeze: dimension 4 is out of range",
                 {"axis": 4},
                 "axis_out_of_range",
             ),
@@ -1284,7 +1296,7 @@ register(
             ErrorInput(
                 (np.ones((2, 3)),),
                 ValueError,
-                r"^split: section sizes \[1, 1\] do not add up to the length 3 of axis 1",
+                r"^split: section sizes \[1, 1\] do not add up to the length 3 of dim 1",
                 {"sections": [1, 1], "axis": 1},
                 "sections_do_not_add_up",
             ),

@@ -16,8 +16,8 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import tensorgrad as tg
 from tensorgrad import ops
-from tensorgrad.gradcheck import gradcheck
-from tensorgrad.tensor import _apply
+from tensorgrad.autograd.checks import gradcheck
+from tensorgrad.core.engine import apply as _apply
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -74,18 +74,18 @@ def test_binary_gradient_shapes_and_values(name, shapes, seed):
     if name == "add":
         # the same sums, possibly added in another order: equal up to rounding
         np.testing.assert_allclose(
-            x.grad.data, broadcast_sum(upstream, shape_x), rtol=1e-12, atol=1e-13
+            x.grad.numpy(), broadcast_sum(upstream, shape_x), rtol=1e-12, atol=1e-13
         )
         np.testing.assert_allclose(
-            y.grad.data, broadcast_sum(upstream, shape_y), rtol=1e-12, atol=1e-13
+            y.grad.numpy(), broadcast_sum(upstream, shape_y), rtol=1e-12, atol=1e-13
         )
     elif name == "mul":
         y_b, x_b = np.broadcast_to(y_val, out_shape), np.broadcast_to(x_val, out_shape)
         np.testing.assert_allclose(
-            x.grad.data, broadcast_sum(upstream * y_b, shape_x), rtol=1e-12, atol=1e-13
+            x.grad.numpy(), broadcast_sum(upstream * y_b, shape_x), rtol=1e-12, atol=1e-13
         )
         np.testing.assert_allclose(
-            y.grad.data, broadcast_sum(upstream * x_b, shape_y), rtol=1e-12, atol=1e-13
+            y.grad.numpy(), broadcast_sum(upstream * x_b, shape_y), rtol=1e-12, atol=1e-13
         )
     else:
         assert gradcheck(
@@ -109,7 +109,7 @@ def test_matmul_forward_and_backward(shapes, seed):
     x_val, y_val = rng.standard_normal(shape_x), rng.standard_normal(shape_y)
     x, y = tg.Tensor(x_val, requires_grad=True), tg.Tensor(y_val, requires_grad=True)
     out = x @ y
-    np.testing.assert_allclose(out.data, np.matmul(x_val, y_val), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), np.matmul(x_val, y_val), rtol=1e-12, atol=1e-12)
     assert out.shape == shapes.result_shape
     out.backward(np.ones(out.shape))
     assert x.grad.shape == shape_x and y.grad.shape == shape_y
@@ -152,8 +152,8 @@ def test_sum_gradient_broadcasts_back(shape, data):
     keepdims = data.draw(st.booleans())
     x = tg.Tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
     out = x.sum(axis=axes, keepdims=keepdims)
-    np.testing.assert_allclose(out.data, np.sum(x.data, axis=axes, keepdims=keepdims))
+    np.testing.assert_allclose(out.numpy(), np.sum(x.numpy(), axis=axes, keepdims=keepdims))
     upstream = np.random.default_rng(1).standard_normal(out.shape)
     out.backward(upstream)
     kept = np.sum(np.zeros(shape), axis=axes, keepdims=True).shape
-    np.testing.assert_array_equal(x.grad.data, np.broadcast_to(upstream.reshape(kept), shape))
+    np.testing.assert_array_equal(x.grad.numpy(), np.broadcast_to(upstream.reshape(kept), shape))

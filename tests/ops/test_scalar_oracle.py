@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tensorgrad.gradcheck import SCALAR_FORWARDS, GradcheckError, check_with_scalar_engine
+from tensorgrad.autograd.checks import SCALAR_FORWARDS, GradcheckError, check_with_scalar_engine
 from tensorgrad.scalar import Value
 from tests.ops.registry import REGISTRY, cases
 
@@ -56,7 +56,7 @@ def test_an_op_without_a_scalar_forward_is_reported_clearly():
         def backward(self, grad, out, x):
             return (grad / (1 + x),)
 
-    from tensorgrad.tensor import _apply
+    from tensorgrad.core.engine import apply as _apply
 
     x = tg.Tensor(np.array([0.5, 1.0]), requires_grad=True)
     with pytest.raises(TypeError, match=r"forward of log1p cannot run on arrays of scalar Values"):
@@ -72,7 +72,7 @@ def test_the_oracle_catches_a_wrong_vjp():
         def backward(self, grad, out, x):
             return (grad * np.cos(x) * (1 + 1e-6),)  # a relative error of 1e-6
 
-    from tensorgrad.tensor import _apply
+    from tensorgrad.core.engine import apply as _apply
 
     x = tg.Tensor(np.linspace(-1, 1, 5), requires_grad=True)
     with pytest.raises(GradcheckError, match="scalar engine check failed for input 0"):

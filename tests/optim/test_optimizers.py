@@ -24,9 +24,9 @@ def run(opt_factory, grads_of, steps, start=(1.0, -2.0)):
     opt = opt_factory([p])
     history = []
     for t in range(steps):
-        p.grad = np.asarray(grads_of(t, p.data.copy()), dtype=np.float64)
+        p.grad = np.asarray(grads_of(t, p.numpy().copy()), dtype=np.float64)
         opt.step()
-        history.append(p.data.copy())
+        history.append(p.numpy().copy())
     return history
 
 
@@ -187,12 +187,12 @@ def test_matches_pytorch_for_five_steps(name, kwargs):
     torch_opt = getattr(torch.optim, name)(theirs, **kwargs)
     for step in range(5):
         for p, t, n in zip(ours, theirs, noise[step], strict=True):
-            p.grad = 0.5 * p.data + n  # the gradient depends on the parameters, as in training
+            p.grad = 0.5 * p.numpy() + n  # the gradient depends on the parameters, as in training
             t.grad = torch.from_numpy(0.5 * t.detach().numpy() + n)
         opt.step()
         torch_opt.step()
     for p, t in zip(ours, theirs, strict=True):
-        np.testing.assert_allclose(p.data, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 # --------------------------------------------------------------------- how step() updates
@@ -209,10 +209,10 @@ OPTIMIZERS = [
 def test_step_updates_float32_arrays_in_place_without_a_graph(make):
     p = param(np.ones((3, 2)), dtype=np.float32)
     p.grad = np.full((3, 2), 0.5, dtype=np.float32)
-    array, version = p.data, p._version
+    array, version = p.numpy(), p._version
     opt = make([p])
     opt.step()
-    assert p.data is array and p.dtype == np.float32  # same array, still float32
+    assert p.numpy() is array and p.dtype == np.float32  # same array, still float32
     assert not np.array_equal(array, np.ones((3, 2)))
     assert p._version > version and p.is_leaf and p.grad_fn is None
     for value in opt.state.get(p, {}).values():
@@ -225,7 +225,7 @@ def test_step_skips_parameters_without_gradients_and_refreshes_versions():
     opt = optim.Adam([a, b], lr=0.1)
     a.grad = np.array([1.0])
     opt.step()
-    assert b.data[0] == 2.0 and b not in opt.state and b._version == 0
+    assert b.numpy()[0] == 2.0 and b not in opt.state and b._version == 0
     # a graph that saved ``a`` before the step notices the change
     a.grad = None
     y = (a * a).sum()
@@ -247,7 +247,7 @@ def test_step_with_closure_returns_the_loss():
 
     with tg.no_grad():  # the closure still records its graph
         loss = opt.step(closure)
-    assert loss.item() == 9.0 and p.data[0] == pytest.approx(3.0 - 0.1 * 6.0)
+    assert loss.item() == 9.0 and p.numpy()[0] == pytest.approx(3.0 - 0.1 * 6.0)
 
 
 def test_zero_grad():
@@ -255,7 +255,7 @@ def test_zero_grad():
     opt = optim.SGD([p], lr=0.1)
     p.grad = np.array([1.0, 1.0])
     opt.zero_grad(set_to_none=False)
-    np.testing.assert_array_equal(p.grad.data, 0.0)
+    np.testing.assert_array_equal(p.grad.numpy(), 0.0)
     opt.zero_grad()
     assert p.grad is None
 
@@ -264,7 +264,7 @@ def test_trains_a_model_end_to_end():
     tg.manual_seed(0)
     model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 1))
     x = tg.randn((64, 2))
-    y = (x.data[:, :1] * x.data[:, 1:]).astype(np.float32)
+    y = (x.numpy()[:, :1] * x.numpy()[:, 1:]).astype(np.float32)
     opt = optim.Adam(model.parameters(), lr=0.05)
     losses = []
     for _ in range(150):
@@ -284,7 +284,7 @@ def test_param_groups_with_their_own_hyper_parameters():
     assert opt.param_groups[1]["momentum"] == 0.9
     a.grad, b.grad = np.array([1.0]), np.array([1.0])
     opt.step()
-    assert a.data[0] == pytest.approx(0.9) and b.data[0] == pytest.approx(0.5)
+    assert a.numpy()[0] == pytest.approx(0.9) and b.numpy()[0] == pytest.approx(0.5)
     c = param([0.0])
     opt.add_param_group({"params": [c], "momentum": 0.0})
     assert opt.param_groups[2]["lr"] == 0.1 and opt.param_groups[2]["momentum"] == 0.0
@@ -343,14 +343,14 @@ def test_state_dict_round_trip_resumes_bit_for_bit(make):
     first = param(start.copy(), np.float32)
     opt = make([first])
     train(first, opt, grads[:3])
-    saved_optimizer, saved_weights = opt.state_dict(), first.data.copy()
+    saved_optimizer, saved_weights = opt.state_dict(), first.numpy().copy()
     train(first, opt, grads[3:4])  # training on must not change what was saved
 
     resumed = param(saved_weights, np.float32)
     second = make([resumed])
     second.load_state_dict(saved_optimizer)
     train(resumed, second, grads[3:])
-    np.testing.assert_array_equal(resumed.data, straight.data)
+    np.testing.assert_array_equal(resumed.numpy(), straight.numpy())
 
 
 @pytest.mark.parametrize("blas", [True, False], ids=["blas", "numpy-only"])
@@ -389,13 +389,13 @@ def test_sgd_momentum_over_one_flat_buffer_matches_the_per_parameter_step_bit_fo
     train(flat_opt, flat, grads[3:], skip=(0, 1))  # a missing gradient: per-parameter step
     train(reference_opt, reference, grads[3:], skip=(0, 1))
     for a, b in zip(flat, reference):
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
     loaded = optim.SGD(flat, lr=0.1, momentum=0.9)
     loaded.load_state_dict(flat_opt.state_dict())
     train(loaded, flat, grads[:2])  # loaded buffers are separate arrays: per-parameter step
     train(reference_opt, reference, grads[:2])
     for a, b in zip(flat, reference):
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def _clear(opt, params):
@@ -415,7 +415,7 @@ def _drop_entry(opt, params):
 
 
 def _replace_parameter_array(opt, params):
-    params[0].data = params[0].data.copy()  # the update must go to the new array
+    params[0].data = params[0].numpy().copy()  # the update must go to the new array
 
 
 @pytest.mark.parametrize(
@@ -434,10 +434,10 @@ def test_sgd_flat_momentum_follows_changes_to_state_like_the_per_parameter_step(
             change(reference_opt, reference)
         for params, opt in ((flat, flat_opt), (reference, reference_opt)):
             for p, x in zip(params, start):
-                p.grad = np.sin(p.data + x)
+                p.grad = np.sin(p.numpy() + x)
             opt.step()
     for a, b in zip(flat, reference):
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 @pytest.mark.parametrize("duplicate", [copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o))])
@@ -463,11 +463,11 @@ def test_a_copied_optimizer_trains_on_like_the_original(duplicate, momentum):
     copied = duplicate(original)
     train(copied, grads[2:])
     for a, b in zip(copied.param_groups[0]["params"], straight.param_groups[0]["params"]):
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
     two_steps = optim.SGD([param(x.copy(), np.float32) for x in start], lr=0.1, momentum=momentum)
     train(two_steps, grads[:2])
     for a, b in zip(params, two_steps.param_groups[0]["params"]):  # the original's: untouched
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 @pytest.mark.parametrize(
@@ -487,21 +487,21 @@ def test_a_read_only_parameter_is_refused_before_anything_changes(make):
         for p in params:
             p.grad = np.full(p.shape, 0.5, np.float32)
         opt.step()
-    params[1].data.flags.writeable = False
-    weights = [p.data.copy() for p in params]
+    params[1].numpy().flags.writeable = False
+    weights = [p.numpy().copy() for p in params]
     state = {p: copy.deepcopy(values) for p, values in opt.state.items()}
     with pytest.raises(
         ValueError, match=r"step: parameter \d of group \d \(shape \(2,\)\) holds a read-only"
     ):
         opt.step()
     for p, w in zip(params, weights):
-        np.testing.assert_array_equal(p.data, w)
+        np.testing.assert_array_equal(p.numpy(), w)
     for p in params:
         for name, value in state[p].items():
             np.testing.assert_array_equal(opt.state[p][name], value)
     params[1].grad = None  # without a gradient it is skipped, read-only or not
     opt.step()
-    assert not np.array_equal(params[0].data, weights[0])
+    assert not np.array_equal(params[0].numpy(), weights[0])
 
 
 def test_state_dict_layout_follows_pytorch():

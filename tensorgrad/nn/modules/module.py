@@ -6,8 +6,9 @@ were first assigned, looking inside lists, tuples and dicts too, so ``self.layer
 is listed once, however many times it is reachable. Buffers (state that is saved but not
 trained, such as BatchNorm's running statistics) are declared with :meth:`Module.register_buffer`.
 
-``state_dict()`` returns copies of the arrays (not tensors sharing memory, as PyTorch does),
-so a saved "best model" snapshot cannot change under the optimizer's in-place updates.
+``state_dict()`` returns tensors holding copies of the values (PyTorch's share the
+parameters' memory), so a saved "best model" snapshot cannot change under the optimizer's
+in-place updates.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorgrad import backend
+from tensorgrad.core.engine import wrap
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.nn.parameter import Parameter
-from tensorgrad.tensor import Tensor
 
 
 class IncompatibleKeys(NamedTuple):
@@ -44,13 +46,6 @@ def _walk(name: str, value: Any, seen: set[int]) -> Iterator[tuple[str, Any]]:
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
             yield from _walk(f"{name}.{key}", item, seen)
-
-
-class _Layout:
-    """How many times an attribute of any module, or the layers of any ``Sequential``, have
-    changed: a fused plan made before the latest change is made again before it is used."""
-
-    changes = 0
 
 
 class Module:
@@ -92,12 +87,10 @@ class Module:
                 "expected)"
             )
         object.__setattr__(self, name, value)
-        _Layout.changes += 1
 
     def __delattr__(self, name: str) -> None:
         self._buffers().pop(name, None)
         object.__delattr__(self, name)
-        _Layout.changes += 1
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer: state kept with the module (and in ``state_dict`` when ``persistent``)
@@ -154,7 +147,7 @@ class Module:
             yield module
 
     def named_modules(
-        self, prefix: str = "", remove_duplicate: bool = True
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Module]]:
         """This module and all sub-modules, depth first, each once (by identity)."""
         seen: set[int] = set()
@@ -181,7 +174,11 @@ class Module:
     ) -> Iterator[tuple[str, Parameter]]:
         """Every parameter with its dotted name (``"0.weight"``), each once by identity."""
         seen: set[int] = set()
-        modules = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_name, module in modules:
             for name, value in module._direct():
                 if isinstance(value, Parameter) and (not remove_duplicate or id(value) not in seen):
@@ -197,7 +194,11 @@ class Module:
     ) -> Iterator[tuple[str, Tensor]]:
         """Every buffer (``None`` ones skipped) with its dotted name."""
         seen: set[int] = set()
-        modules = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_name, module in modules:
             for name in module._buffers():
                 value = module.__dict__.get(name)
@@ -211,9 +212,13 @@ class Module:
 
     # ----------------------------------------------------------------- modes and gradients
     def train(self, mode: bool = True) -> Module:
-        """Set training mode (``mode=False``: evaluation) on this module and all sub-modules."""
-        for module in self.modules():
-            object.__setattr__(module, "training", bool(mode))
+        """Set training mode (``mode=False``: evaluation) on this module and, through their
+        own ``train``, on its children (so a subclass may override ``train``, as in PyTorch)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: training mode is expected to be a bool, got {mode!r}")
+        object.__setattr__(self, "training", mode)
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -228,8 +233,8 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the parameters' gradients: set them to None (PyTorch's default), or zero them."""
         for param in self.parameters():
-            if set_to_none or param.grad is None:
-                param.grad = None
+            if set_to_none or param._grad is None:
+                param._grad = None
             else:
                 with no_grad():
                     param.grad.zero_()
@@ -241,23 +246,37 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype: Any) -> Module:
-        """Cast floating-point parameters, their gradients and buffers to ``dtype``, in place.
-
-        The Parameter objects stay the same, but cast before creating the optimizer: its state
-        keeps the dtype it was created with.
-        """
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """PyTorch's ``Module.to``: a floating dtype (parameters, their gradients and floating
+        buffers are cast in place; the Parameter objects stay the same), a device (only the
+        CPU), or both. Cast before creating the optimizer: its state keeps the old dtype."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, backend.device) or (isinstance(arg, str) and _is_device(arg)):
+                device = arg
+            else:
+                dtype = arg
+        if device is not None:
+            backend.as_device(device)
+        if dtype is None:
+            return self
         dtype = backend.as_dtype(dtype)
         if not backend.is_floating(dtype):
             raise TypeError(f"to: dtype must be a floating-point type, got {dtype}")
         for param in self.parameters():
             if param.dtype != dtype:
-                param.data = param.data.astype(dtype)
-                if param.grad is not None:
-                    param.grad = param.grad.data.astype(dtype)
+                param.data = param._data.astype(dtype)
+                if param._grad is not None:
+                    param.grad = param.grad._data.astype(dtype)
         for buffer in self.buffers():
             if backend.is_floating(buffer.dtype) and buffer.dtype != dtype:
-                buffer.data = buffer.data.astype(dtype)
+                buffer.data = buffer._data.astype(dtype)
         return self
 
     def float(self) -> Module:
@@ -265,6 +284,17 @@ class Module:
 
     def double(self) -> Module:
         return self.to(backend.float64)
+
+    def half(self) -> Module:
+        return self.to(backend.float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        raise backend.UnsupportedError(
+            "cuda(): tensorgrad runs on the CPU only (see docs/porting.md); use .to('cpu')"
+        )
 
     # ----------------------------------------------------------------- state
     def _state_tensors(self) -> OrderedDict[str, Tensor]:
@@ -281,9 +311,15 @@ class Module:
                     entries[_join(module_name, name)] = value
         return entries
 
-    def state_dict(self) -> OrderedDict[str, np.ndarray]:
-        """Name → a copy of the array, for parameters and persistent buffers."""
-        return OrderedDict((name, t.data.copy()) for name, t in self._state_tensors().items())
+    def state_dict(
+        self, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> OrderedDict[str, Tensor]:
+        """Name → a tensor holding a copy of the values, for parameters and persistent
+        buffers (``keep_vars=True``: the parameters and buffers themselves)."""
+        result = OrderedDict() if destination is None else destination
+        for name, t in self._state_tensors().items():
+            result[prefix + name] = t if keep_vars else wrap(t._data.copy())
+        return result
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
@@ -311,10 +347,16 @@ class Module:
                 continue
             value = state_dict[name]
             try:
-                array = value.data if isinstance(value, Tensor) else np.asarray(value)
+                array = value._data if isinstance(value, Tensor) else np.asarray(value)
             except Exception as exc:  # a foreign tensor that refuses conversion, say
                 problems.append(
                     f"{name!r}: cannot convert {type(value).__name__} to an array ({exc})"
+                )
+                continue
+            if array.dtype.kind not in "biuf":
+                problems.append(
+                    f"{name!r}: expected a tensor or an array of numbers, got "
+                    f"{type(value).__name__} {value!r:.40}"
                 )
                 continue
             if array.shape != target.shape:
@@ -356,205 +398,5 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class _Container(Module):
-    """A module whose sub-modules live in ``self._modules`` under string keys. A module
-    assigned as an attribute (or by ``add_module``) joins them, as in PyTorch: a
-    ``Sequential`` runs it after the others, and ``seq.name`` finds it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        object.__setattr__(self, "_modules", OrderedDict())
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, Module) or (value is None and name in self._modules):
-            self.__dict__.pop(name, None)
-            self._modules[name] = value
-            _Layout.changes += 1
-        else:
-            if name in self._modules:
-                raise TypeError(
-                    f"cannot assign a {type(value).__name__} to module {name!r} of a "
-                    f"{type(self).__name__} (a Module or None expected)"
-                )
-            super().__setattr__(name, value)
-
-    def __getattr__(self, name: str) -> Any:  # only for names not found the usual way
-        modules = self.__dict__.get("_modules")
-        if modules is not None and name in modules:
-            return modules[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        if name in self._modules:
-            del self._modules[name]
-            _Layout.changes += 1
-        else:
-            super().__delattr__(name)
-
-    def _members(self) -> Iterator[tuple[str, Any]]:
-        yield from self._modules.items()
-        for name, value in self.__dict__.items():
-            if name != "_modules":
-                yield name, value
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-
-def _check_module(value: Any, where: str) -> Module:
-    if not isinstance(value, Module):
-        raise TypeError(f"{where}: expected a Module, got {type(value).__name__}")
-    return value
-
-
-#: layer types that ``Sequential`` runs together as one fused op when two or more follow each
-#: other, each with the function that turns such a run into one function of the input: filled
-#: in by the module that defines the layers (runs of ``Linear`` and ``ReLU`` are one
-#: ``linear_chain`` op)
-FUSERS: dict[type, Callable[[tuple[Module, ...]], Callable[[Any], Any]]] = {}
-
-
-class _Plan:
-    """A ``Sequential``'s layers as the functions its forward calls in turn, made when the
-    layout had seen ``changes`` changes. (Not a list: attributes that are lists are searched
-    for sub-modules.)"""
-
-    __slots__ = ("changes", "runs")
-
-    def __init__(self, modules: tuple[Module, ...]) -> None:
-        self.changes = _Layout.changes
-        runs: list[Callable[[Any], Any]] = []
-        i, n = 0, len(modules)
-        while i < n:
-            fuser, end = FUSERS.get(type(modules[i])), i + 1
-            while fuser is not None and end < n and FUSERS.get(type(modules[end])) is fuser:
-                end += 1
-            runs.append(fuser(modules[i:end]) if end - i > 1 else modules[i])
-            i = end
-        self.runs = tuple(runs)
-
-
-class Sequential(_Container):
-    """Modules applied one after another: ``Sequential(Linear(784, 10), ReLU())``, or from an
-    ``OrderedDict`` of named modules.
-
-    Runs of two or more adjacent layers listed in :data:`FUSERS` (exactly those types, not
-    subclasses) run as one fused op, as a hand-written step would compute them; the values
-    and gradients are the same. Which layers run together is worked out once, and again
-    after any change to a module's attributes or to the layers.
-    """
-
-    _plan: _Plan | None = None
-
-    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
-        super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], Mapping):
-            for name, module in modules[0].items():
-                self._modules[str(name)] = _check_module(module, "Sequential")
-        else:
-            for i, module in enumerate(modules):
-                self._modules[str(i)] = _check_module(module, "Sequential")
-
-    def forward(self, x: Any) -> Any:
-        plan = self._plan
-        if plan is None or plan.changes != _Layout.changes:
-            plan = _Plan(tuple(self._modules.values()))
-            object.__setattr__(self, "_plan", plan)
-        for run in plan.runs:
-            x = run(x)
-        return x
-
-    def append(self, module: Module) -> Sequential:
-        self._modules[str(len(self._modules))] = _check_module(module, "Sequential.append")
-        _Layout.changes += 1
-        return self
-
-    def __getstate__(self) -> dict[str, Any]:
-        """What ``copy`` and ``pickle`` keep: everything but the plan, whose functions hold
-        this model's own parameters (a copy makes its plan again, from its own layers)."""
-        state = self.__dict__.copy()
-        state.pop("_plan", None)
-        return state
-
-    def __getitem__(self, index: int | slice) -> Module:
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(OrderedDict(list(self._modules.items())[index]))
-        return modules[index]
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-
-class ModuleList(_Container):
-    """A list of modules, registered as ``0``, ``1``, ...; it has no ``forward`` of its own."""
-
-    def __init__(self, modules: Iterable[Module] = ()) -> None:
-        super().__init__()
-        self.extend(modules)
-
-    def _renumber(self, modules: list[Module]) -> None:
-        self._modules.clear()
-        for i, module in enumerate(modules):
-            self._modules[str(i)] = module
-
-    def append(self, module: Module) -> ModuleList:
-        self._modules[str(len(self._modules))] = _check_module(module, "ModuleList.append")
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
-        for module in modules:
-            self.append(module)
-        return self
-
-    def insert(self, index: int, module: Module) -> None:
-        modules = list(self._modules.values())
-        modules.insert(index, _check_module(module, "ModuleList.insert"))
-        self._renumber(modules)
-
-    def __getitem__(self, index: int | slice) -> Any:
-        modules = list(self._modules.values())
-        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        modules = list(self._modules.values())
-        modules[index] = _check_module(module, "ModuleList")
-        self._renumber(modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-
-class ModuleDict(_Container):
-    """A dict of modules by string key, kept in insertion order."""
-
-    def __init__(self, modules: Mapping[str, Module] | None = None) -> None:
-        super().__init__()
-        for key, module in (modules or {}).items():
-            self[key] = module
-
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        if not isinstance(key, str) or not key or "." in key:
-            raise KeyError(f"ModuleDict: keys must be non-empty strings without '.', got {key!r}")
-        self._modules[key] = _check_module(module, "ModuleDict")
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._modules
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def keys(self) -> Iterable[str]:
-        return self._modules.keys()
-
-    def values(self) -> Iterable[Module]:
-        return self._modules.values()
-
-    def items(self) -> Iterable[tuple[str, Module]]:
-        return self._modules.items()
+def _is_device(name: str) -> bool:
+    return name.partition(":")[0] in ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla")

@@ -26,8 +26,9 @@ import numpy as np
 
 from tensorgrad import ops
 from tensorgrad.autograd import grad as _grad
+from tensorgrad.core.engine import TENSOR_TYPES
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
-from tensorgrad.tensor import Tensor
 
 __all__ = [
     "SCALAR_FORWARDS",
@@ -145,7 +146,7 @@ class _Problem:
             if isinstance(value, Tensor) and value.requires_grad:
                 if value.dtype != np.float64:
                     low_precision.append(f"input {i} is {value.dtype}")
-                work = value.data.astype(np.float64, copy=True)
+                work = value._data.astype(np.float64, copy=True)
                 tensor = Tensor(work, requires_grad=True)
                 self.slots.append(_Slot(f"input {i}", tensor, work.copy(), work))
                 self.args.append(tensor)
@@ -161,9 +162,9 @@ class _Problem:
             seen.add(id(p))
             if p.dtype != np.float64:
                 low_precision.append(f"parameter {name} is {p.dtype}")
-            work = p.data.astype(np.float64, copy=True)
+            work = p._data.astype(np.float64, copy=True)
             slot = _Slot(f"parameter {name}", p, work.copy(), work)
-            self._params.append((p, p.data, p._version, slot))
+            self._params.append((p, p._data, p._versions.tick, slot))
             self.slots.append(slot)
         if not self.slots:
             raise ValueError(f"{caller}: no input or parameter requires grad: nothing to check")
@@ -183,7 +184,7 @@ class _Problem:
     def __exit__(self, *exc: object) -> None:
         for p, original, version, _ in self._params:
             p.data = original
-            p._version = version
+            p._versions.tick = version
 
     def evaluate(self) -> list[Tensor]:
         with enable_grad():
@@ -217,7 +218,7 @@ class _Problem:
         try:
             outputs = self.evaluate()
             return np.concatenate(
-                [np.ravel(o.data).astype(np.float64) for o in outputs] + [np.zeros(0)]
+                [np.ravel(o._data).astype(np.float64) for o in outputs] + [np.zeros(0)]
             )
         finally:
             self.at([None] * len(self.slots))
@@ -256,7 +257,7 @@ class _Problem:
                         f"{slot.base.shape} and {slot.work.dtype}",
                     )
                 )
-            result.append(g.data)
+            result.append(g._data)
         return result
 
 
@@ -358,6 +359,11 @@ def _gradcheck(
         raise ValueError(f"gradcheck: mode must be 'directional' or 'jacobian', got {mode!r}")
     if eps <= 0:
         raise ValueError(f"gradcheck: eps must be positive, got {eps}")
+    if mode == "directional" and (isinstance(n_directions, bool) or n_directions < 1):
+        raise ValueError(
+            f"gradcheck: n_directions must be at least 1, got {n_directions!r}: a check along "
+            "no direction checks nothing"
+        )
     problem = _Problem(fn, inputs, params, "gradcheck")
     with problem:
         try:
@@ -579,7 +585,7 @@ def gradcheck_module(
     """
     if check_inputs:
         inputs = tuple(
-            Tensor(x.data, requires_grad=True)
+            Tensor(x._data, requires_grad=True)
             if isinstance(x, Tensor) and x.dtype.kind == "f"
             else x
             for x in inputs
@@ -587,7 +593,7 @@ def gradcheck_module(
     else:
         inputs = tuple(x.detach() if isinstance(x, Tensor) else x for x in inputs)
     buffers = [b for _, b in getattr(module, "named_buffers", lambda: [])() if b is not None]
-    saved = [(b, b.data, b.data.copy(), b._version) for b in buffers]
+    saved = [(b, b._data, b._data.copy(), b._versions.tick) for b in buffers]
     check = gradgradcheck if second_order else gradcheck
     try:
         return check(lambda *xs: module(*xs), inputs, params=module, **options)
@@ -595,7 +601,7 @@ def gradcheck_module(
         for buffer, array, values, version in saved:
             np.copyto(array, values)
             buffer.data = array
-            buffer._version = version
+            buffer._versions.tick = version
 
 
 # --------------------------------------------------------------------------- scalar engine
@@ -651,6 +657,11 @@ def _scalar_var(op: ops.Var, x: Any) -> Any:
     return out if op.keepdims else np.squeeze(out, axis=axes)
 
 
+def _scalar_std(op: ops.Std, x: Any) -> Any:
+    variance = ops.Var(op.axis, op.keepdims, op.correction)
+    return _objects(np.sqrt(_objects(_scalar_var(variance, x))))
+
+
 def _scalar_logsumexp(op: ops.LogSumExp, x: Any) -> Any:
     axes = op._axes(x)
     if np.size(x) == 0:  # nothing to differentiate: the constant result (-inf or empty)
@@ -680,6 +691,9 @@ SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.Gelu: _scalar_gelu,
     ops.Pow: _scalar_pow,
     ops.Var: _scalar_var,
+    ops.Std: _scalar_std,
+    ops.Log1p: lambda op, x: np.log(1 + x),
+    ops.Expm1: lambda op, x: np.exp(x) - 1,
     ops.LogSumExp: _scalar_logsumexp,
     ops.Cast: lambda op, x: x,  # a cast changes precision, not values: the identity
     ops.BinaryCrossEntropyWithLogits: _scalar_bce,
@@ -775,11 +789,14 @@ def _replay(
     leaves: dict[int, np.ndarray],
     forwards: Mapping[type[ops.Op], Callable[..., Any]],
 ) -> list[Any]:
-    """Run the graph recorded behind ``outputs`` again, on object arrays of Values."""
+    """Run the graph recorded behind ``outputs`` again, node by node, on object arrays of
+    Values. Checked leaves take their Values; other leaves and constants their arrays."""
     values: dict[int, Any] = dict(leaves)
-    order: list[Tensor] = []
+    order: list[Any] = []
     visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(o, False) for o in reversed(outputs)]
+    stack: list[tuple[Any, bool]] = [
+        (o._node, False) for o in reversed(outputs) if o._node is not None
+    ]
     while stack:
         node, expanded = stack.pop()
         if expanded:
@@ -789,30 +806,25 @@ def _replay(
             continue
         visited.add(id(node))
         stack.append((node, True))
-        ctx = node.grad_fn
-        if ctx is not None and id(node) not in values:
-            for parent in ctx.parents:
-                if parent is not None and parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
+        for parent in node.parents:
+            is_node = parent is not None and type(parent) not in TENSOR_TYPES
+            if is_node and id(parent) not in visited:
+                stack.append((parent, False))
     for node in order:
-        if id(node) in values:
-            continue
-        ctx = node.grad_fn
-        if ctx is None:  # a leaf that is not checked: its values are constants
-            values[id(node)] = node.data
-            continue
         args = [
-            values[id(p)] if p is not None and id(p) in values else raw
-            for p, raw in zip(ctx.parents, ctx.inputs, strict=True)
+            raw if parent is None else values.get(id(parent), raw)
+            for parent, raw in zip(node.parents, node.inputs, strict=True)
         ]
-        forward = forwards.get(type(ctx))
+        forward = forwards.get(type(node))
         try:
-            result = forward(ctx, *args) if forward else ctx.forward(*args)
+            result = forward(node, *args) if forward else node.forward(*args)
         except (TypeError, AttributeError) as exc:
             raise TypeError(
-                f"check_with_scalar_engine: the forward of {ctx.name} cannot run on arrays of "
-                f"scalar Values ({exc}); pass scalar_forwards={{{type(ctx).__name__}: "
+                f"check_with_scalar_engine: the forward of {node.name} cannot run on arrays of "
+                f"scalar Values ({exc}); pass scalar_forwards={{{type(node).__name__}: "
                 "function(op, *inputs)} built from Value operations"
             ) from exc
         values[id(node)] = _as_values(result)
-    return [values[id(o)] if o.requires_grad else o.data for o in outputs]
+    return [
+        values[id(o._node)] if o._node is not None else values.get(id(o), o._data) for o in outputs
+    ]

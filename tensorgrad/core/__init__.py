@@ -1,0 +1,14 @@
+"""The core: the Tensor, the engine that runs and records ops, and the backward sweep.
+
+=====================  =====================================================================
+``tensor.py``          the Tensor: attributes, autograd entry points, operators, in place
+``math_methods.py``    pointwise math, arithmetic by name, comparisons, reductions, casts
+``shape_methods.py``   views and reshapes, permutations, joins, splits, indexing
+``numpy_protocol.py``  ``np.exp(t)``, ``ndarray + t``, ``np.sum(t, axis=0)``
+``args.py``            the naming policy: PyTorch's names, NumPy's spellings accepted
+``engine.py``          running and recording ops, versions, views, in-place changes
+``sweep.py``           the backward sweep
+``creation.py``        ``tg.tensor``, ``zeros``, ``rand``, ...
+``functions.py``       ``tg.where``, ``tg.cat``, and ``tg.exp(x)`` for ``x.exp()``
+=====================  =====================================================================
+"""

@@ -1,0 +1,209 @@
+"""Making tensors: from data, filled with a value, ranges, identity and random ones.
+
+dtypes are inferred as PyTorch infers them (Python ints → int64, floats → float32, bools →
+bool; NumPy arrays keep theirs); ``device`` may only be the CPU.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import backend
+from tensorgrad.core.args import shape_args
+from tensorgrad.core.tensor import Tensor
+
+
+def _size(size: tuple, name: str) -> tuple[int, ...]:
+    shape = shape_args(size, "size")
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"{name}: trying to create a tensor with negative dimension {n}")
+    return shape
+
+
+def _make(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
+    if device is not None:
+        backend.as_device(device)
+    t = Tensor(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(
+    data: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """A tensor from ``data`` (a number, nested lists, an array or a Tensor), always copied.
+
+    Python ints become int64, floats float32, bools bool (PyTorch's inference); NumPy arrays
+    and scalars keep their dtype. Only floating-point tensors can require grad.
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    return _make(backend.as_array(data, dtype, copy=True), requires_grad, device)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, sharing memory where it can: a Tensor of the right dtype is
+    returned as it is, an array of the right dtype is wrapped without a copy."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == backend.as_dtype(dtype) else data.to(dtype)
+    return _make(backend.as_array(data, dtype), False, device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (changes to one are seen by the other)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected an np.ndarray, got {type(array).__name__}")
+    return Tensor(backend.as_array(array))
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make(backend.zeros(_size(size, "zeros"), _dtype(dtype)), requires_grad, device)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _make(backend.ones(_size(size, "ones"), _dtype(dtype)), requires_grad, device)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` (filled with zeros: NumPy's empty memory would be garbage)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(
+    size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, (numbers.Number, np.generic)) or isinstance(fill_value, complex):
+        raise TypeError(
+            f"full: fill_value must be a number, got {type(fill_value).__name__} {fill_value!r}"
+        )
+    size = (size,) if isinstance(size, int) else size
+    dtype = backend.as_dtype(dtype) or backend.as_array(fill_value).dtype
+    return _make(backend.full(_size((size,), "full"), fill_value, dtype), requires_grad, device)
+
+
+def _like(input: Any) -> Tensor:
+    return input if isinstance(input, Tensor) else Tensor(backend.as_array(input))
+
+
+def zeros_like(
+    input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    other = _like(input)
+    return _make(backend.zeros(other.shape, dtype or other.dtype), requires_grad, device)
+
+
+def ones_like(
+    input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    other = _like(input)
+    return _make(backend.ones(other.shape, dtype or other.dtype), requires_grad, device)
+
+
+def empty_like(
+    input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return zeros_like(input, dtype, device, requires_grad)
+
+
+def full_like(
+    input: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    other = _like(input)
+    return full(other.shape, fill_value, dtype or other.dtype, device, requires_grad)
+
+
+def rand_like(
+    input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    other = _like(input)
+    return rand(
+        *other.shape, dtype=dtype or other.dtype, device=device, requires_grad=requires_grad
+    )
+
+
+def randn_like(
+    input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    other = _like(input)
+    return randn(
+        *other.shape, dtype=dtype or other.dtype, device=device, requires_grad=requires_grad
+    )
+
+
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Evenly spaced values in ``[start, end)``: int64 for int arguments, else float32."""
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    return _make(backend.arange(start, end, step, dtype), requires_grad, device)
+
+
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    return _make(backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
+
+
+def eye(
+    n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    if n < 0:
+        raise RuntimeError(f"eye: n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"eye: m must be greater or equal to 0, got {m}")
+    return _make(backend.eye(n, m, _dtype(dtype)), requires_grad, device)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
+    return _make(backend.rand(_size(size, "rand"), _dtype(dtype)), requires_grad, device)
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples from the generator seeded by ``manual_seed``."""
+    return _make(backend.randn(_size(size, "randn"), _dtype(dtype)), requires_grad, device)
+
+
+def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Random integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high,
+    size)``, as PyTorch's (int64 unless ``dtype``)."""
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        *args, size = args
+    if size is None or len(args) not in (1, 2):
+        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+    low, high = (0, args[0]) if len(args) == 1 else args
+    if low >= high:
+        raise RuntimeError(f"randint: expected low < high, got low={low}, high={high}")
+    shape = _size(shape_args((size,)), "randint")
+    return _make(backend.randint(low, high, shape, dtype or backend.int64), requires_grad, device)
+
+
+def _dtype(dtype: Any) -> np.dtype:
+    return backend.as_dtype(dtype) or backend.DEFAULT_FLOAT

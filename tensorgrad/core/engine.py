@@ -1,0 +1,385 @@
+"""The recording engine: running ops on tensors, and remembering what ran.
+
+This is the internal API the rest of tensorgrad builds on (``nn``, ``optim`` and ``data``
+import it; users need not):
+
+* :func:`apply` runs an op forward on its inputs' arrays and, when a gradient will be
+  needed, records it: the op becomes a *node* of the graph, the output tensor points to it,
+  and it points to its inputs' nodes. Edges point backwards only, so the graph has no
+  reference cycles and is freed by reference counting.
+* :func:`apply_inplace` does the same for an in-place op (``x += y``, ``x[0] = v``), as
+  PyTorch does: the tensor's memory is overwritten and the tensor gets a new node whose input
+  is its old one, so gradients through both old and new values stay right.
+* :func:`wrap` makes a tensor around an array without checks; :func:`grad_array` reads a
+  gradient as an array; :func:`mark_changed` tells the engine that arrays were changed in
+  place behind its back (an optimizer step).
+
+**Versions.** Every block of memory has one :class:`Version` counter, shared by a tensor, its
+views (``x.T``, ``x[0]``) and its ``detach()``-ed copies, as in PyTorch. An in-place change
+sets it to the next tick of one clock; a node records the clock's tick when it was made. When
+backward reaches a node whose saved inputs (or output) changed after that tick, the gradient
+would be computed from wrong values, so it raises instead.
+
+**Views.** A tensor made by an op whose output shares its input's memory (a transpose, a
+slice, a reshape) remembers its root tensor and the ops that led there (:class:`ViewOf`).
+An in-place change through the view is then written back to the root's graph too (a
+``CopyIntoView`` node, PyTorch's ``CopySlices``), and other views of the same root made before
+the change are brought up to date before they are next used.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import backend, ops
+from tensorgrad.grad_mode import state as grad_state
+
+#: The Tensor class, bound by :func:`register_tensor_type` when ``core.tensor`` is imported
+#: (this module is imported first, so it cannot import the class itself).
+Tensor: Any = None
+#: Tensor and its subclasses: the types whose instances are graph leaves, not nodes
+TENSOR_TYPES: set[type] = set()
+
+#: One clock for the order of events: each recorded node and each in-place change takes the
+#: next tick. A node's inputs were made before it, so the backward sweep takes nodes newest
+#: first; a saved value is stale when its memory's last change is newer than the node.
+clock = itertools.count(1)
+
+
+class Version:
+    """The version counter of a block of memory: the tick of its latest in-place change."""
+
+    __slots__ = ("tick",)
+
+    def __init__(self) -> None:
+        self.tick = 0
+
+
+class _State:
+    latest_change = 0  #: the tick of the latest in-place change to any tensor
+    rebased = False  #: whether an in-place op has ever given a tensor a new node
+    anomaly = False  #: anomaly detection (see ``tensorgrad.autograd.anomaly``)
+
+
+state = _State()
+
+
+class ViewOf:
+    """What a view tensor is a view of: its ``root`` (a tensor that is not a view), the
+    ``ops`` that make the view from the root, the root's node when the view's own node was
+    made, and whether gradients were being recorded when the view was made."""
+
+    __slots__ = ("grad_mode", "ops", "root", "root_node")
+
+    def __init__(self, root: Any, view_ops: tuple, grad_mode: bool) -> None:
+        self.root, self.ops, self.grad_mode = root, view_ops, grad_mode
+        self.root_node = root._node
+
+
+class GradientPack:
+    """The gradients of some outputs of a node with several outputs (a custom Function),
+    by output index; packs add up as the sweep collects them."""
+
+    shape: tuple[int, ...] = ()
+    dtype = np.dtype(object)
+
+    def __init__(self, grads: dict[int, Any]) -> None:
+        self.grads = grads
+
+    def __add__(self, other: GradientPack) -> GradientPack:
+        merged = dict(self.grads)
+        for index, grad in other.grads.items():
+            merged[index] = grad if index not in merged else merged[index] + grad
+        return GradientPack(merged)
+
+
+def register_tensor_type(cls: type) -> None:
+    """Tell the engine about the Tensor class (once) and its subclasses (Parameter, ...)."""
+    global Tensor
+    if Tensor is None:
+        Tensor = cls
+    TENSOR_TYPES.add(cls)
+
+
+# --------------------------------------------------------------------------- tensors
+def wrap(data: Any) -> Any:
+    """A new leaf tensor around ``data`` (an array), without ``Tensor.__init__``'s checks."""
+    t = Tensor.__new__(Tensor)
+    t._data = data if type(data) is np.ndarray else np.asarray(data)
+    t._grad = None
+    t._node = None
+    t._versions = Version()
+    t._view = None
+    t._hooks = None
+    t.requires_grad = False
+    return t
+
+
+def node_tensor(node: ops.Op, data: Any) -> Any:
+    """A tensor standing for ``node``'s output (or for one of its inputs' nodes): used when
+    backward itself is recorded, so that the VJP's graph links to the original one."""
+    t = wrap(data)
+    t._node = node
+    t._versions = node._out_versions
+    t.requires_grad = True
+    return t
+
+
+def grad_array(tensor: Any) -> np.ndarray:
+    """The array of ``tensor``'s gradient (which must exist). Backward stores a plain
+    gradient as the bare array and ``.grad`` wraps it in a Tensor only when someone asks, so
+    a training step whose optimizer reads the arrays directly builds no Tensor per
+    parameter."""
+    grad = tensor._grad
+    return grad if type(grad) is np.ndarray else grad._data
+
+
+#: a tensor's array, as a C-level getter for ``map`` (optimizers read many at once)
+data_of = operator.attrgetter("_data")
+
+
+def mark_changed(tensors: Any) -> None:
+    """Note an in-place change to each of ``tensors``, at one tick: graphs that saved their
+    old values will refuse to use them."""
+    tick = state.latest_change = next(clock)
+    for t in tensors:
+        t._versions.tick = tick
+
+
+def named_error(name: str, exc: Exception) -> Exception:
+    """The error ``exc`` (from NumPy, usually) with ``name`` in front, as a built-in type."""
+    message = str(exc)
+    if not message.startswith(f"{name}:"):
+        message = f"{name}: {message}"
+    for kind in (IndexError, ValueError, RuntimeError):
+        if isinstance(exc, kind):
+            return kind(message)
+    return TypeError(message)
+
+
+def as_tensor(value: Any) -> Any:
+    """``value`` as a Tensor (returned unchanged when it already is one)."""
+    return value if isinstance(value, Tensor) else Tensor(backend.as_array(value))
+
+
+# --------------------------------------------------------------------------- operands
+def operand(value: Any) -> Any:
+    """An operand of an elementwise op: Tensors as they are, numbers as weak Python scalars,
+    arrays and lists as arrays; anything else NotImplemented (so Python tries the other
+    operand's reflected operator)."""
+    if isinstance(value, Tensor) or type(value) in (float, int, bool):
+        return value
+    if isinstance(value, (np.generic, complex)):
+        return backend.scalar_operand(value)
+    if isinstance(value, int):  # a subclass (an IntEnum, x.size): as a plain number
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return backend.as_array(value)
+    return NotImplemented
+
+
+def binary(op_type: type[ops.Op], x: Any, y: Any) -> Any:
+    """``op_type()(x, y)`` with PyTorch's dtype promotion: where NumPy would pick another
+    dtype (an int tensor times a float, a 0-d float64 tensor with a float32 one), the
+    operands are cast to PyTorch's result type first; division of integers is float."""
+    x, y = operand(x), operand(y)
+    if x is NotImplemented or y is NotImplemented:
+        return NotImplemented
+    ax = x._data if isinstance(x, Tensor) else x
+    ay = y._data if isinstance(y, Tensor) else y
+    if backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
+        dtype = backend.result_type(ax, ay)
+        if op_type is ops.Div and dtype.kind != "f":
+            dtype = backend.DEFAULT_FLOAT
+        if dtype != np.result_type(ax, ay):  # only where NumPy would choose otherwise
+            x, y = _cast(x, dtype), _cast(y, dtype)
+    return apply(op_type(), x, y)
+
+
+def _integral(x: Any, y: Any) -> bool:
+    return all(
+        (v.dtype.kind != "f") if isinstance(v, np.ndarray) else not isinstance(v, float)
+        for v in (x, y)
+    )
+
+
+def _cast(value: Any, dtype: np.dtype) -> Any:
+    """An array operand in ``dtype`` (a Python number stays a weak scalar)."""
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else value.astype(dtype)
+    if isinstance(value, np.ndarray) and value.dtype != dtype:
+        return value.astype(dtype)
+    return value
+
+
+# --------------------------------------------------------------------------- recording
+def apply(op: ops.Op, *inputs: Any) -> Any:
+    """Run ``op`` forward on the inputs' arrays, then record it if a gradient will be needed.
+
+    Inputs are Tensors or constants (numbers, arrays, None). Recording happens only after
+    the forward succeeded, so a failed op leaves no trace. Every op of every model runs
+    through here.
+    """
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    try:
+        data = op.forward(*arrays)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise named_error(op.name, exc) from exc
+    out = wrap(data)
+    if type(data) is np.ndarray and data.base is not None:
+        _adopt_view(out, op, inputs)
+    if state.anomaly:
+        from tensorgrad.autograd.anomaly import check_forward
+
+        check_forward(op, out, inputs)
+    if grad_state.enabled:
+        needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
+        if True in needs:
+            if state.rebased:
+                refresh_views(inputs)
+            record(op, out, inputs, arrays, needs)
+    return out
+
+
+def record(op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list) -> None:
+    """Make ``op`` the node of ``out``: link it to its inputs' nodes (or to leaf tensors;
+    None for constants) and keep the inputs' arrays and version counters for backward.
+
+    The node takes the clock's next tick: newer than its inputs' nodes and than every
+    in-place change so far.
+    """
+    op.parents = [(x._node or x) if isinstance(x, Tensor) else None for x in inputs]
+    op.inputs = arrays
+    op.needs_input_grad = needs
+    op._in_versions = [x._versions if isinstance(x, Tensor) else None for x in inputs]
+    op._out = out._data
+    op._out_versions = out._versions
+    op._seq = next(clock)
+    if state.anomaly:
+        from tensorgrad.autograd.anomaly import creation_site
+
+        op._trace = creation_site()
+    out._node = op
+    out.requires_grad = True
+
+
+def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
+    """``out`` shares memory with an input: share that input's version counter and, for a
+    one-input op (a transpose, a slice), remember how ``out`` is a view of its root."""
+    memory = out._data.base
+    for x in inputs:
+        if isinstance(x, Tensor):
+            array = x._data
+            if (array.base if array.base is not None else array) is memory:
+                out._versions = x._versions
+                if len(inputs) == 1:
+                    view = x._view
+                    root, chain = (view.root, (*view.ops, op)) if view else (x, (op,))
+                    out._view = ViewOf(root, chain, grad_state.enabled)
+                return
+
+
+def refresh_views(inputs: Any) -> None:
+    """Bring views up to date whose root got a new node (an in-place change to the root or
+    through another view) since the view's own node was made: their node is made again
+    from the root's current one, so gradients see the change."""
+    for x in inputs:
+        if isinstance(x, Tensor):
+            view = x._view
+            if view is not None and view.root._node is not view.root_node:
+                fresh = view.root
+                for view_op in view.ops:
+                    fresh = ops.replay(view_op, fresh)
+                x._node, x.requires_grad = fresh._node, fresh.requires_grad
+                view.root_node = view.root._node
+
+
+# --------------------------------------------------------------------------- in place
+def _leaf_error(name: str, what: str) -> RuntimeError:
+    return RuntimeError(
+        f"{name}: {what} that requires grad is being used in an in-place operation; do it "
+        "under tg.no_grad() (as optimizers do), or write it out of place (x = x + y)"
+    )
+
+
+def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
+    """``target ← op(target, *others)`` in ``target``'s own memory, recorded as PyTorch does.
+
+    Outside ``no_grad``, a leaf that requires grad (a parameter) and views of one cannot be
+    changed in place. When a gradient will be needed, ``target`` gets ``op`` as its new node,
+    whose first input is the node ``target`` had (its old value, copied first if ``op``'s
+    backward reads it); a change made through a view is written back to its root's graph.
+    """
+    name = f"{op.name}_"
+    view = target._view
+    recording = grad_state.enabled and (
+        target.requires_grad or any(isinstance(x, Tensor) and x.requires_grad for x in others)
+    )
+    if grad_state.enabled and target.requires_grad and target._node is None:
+        raise _leaf_error(name, "a leaf Tensor")
+    if recording and view is not None:
+        root = view.root
+        if root.requires_grad and root._node is None:
+            raise _leaf_error(name, "a view of a leaf Tensor")
+        if not view.grad_mode and root.requires_grad:
+            raise RuntimeError(
+                f"{name}: a view was created in no_grad mode and is being modified in place "
+                "with grad mode enabled; make the view outside no_grad, or clone() it"
+            )
+        if state.rebased:
+            refresh_views((target,))
+    arrays = [x._data if isinstance(x, Tensor) else x for x in others]
+    old = target._data.copy() if recording and op.uses_inputs else target._data
+    try:
+        op.forward_inplace(target._data, *arrays)
+    except TypeError as exc:
+        if "cast" in str(exc):
+            raise RuntimeError(
+                f"{name}: the result type cannot be cast to the tensor's type {target.dtype} "
+                "in place"
+            ) from exc
+        raise named_error(name, exc) from exc
+    except (ValueError, IndexError) as exc:
+        raise named_error(name, exc) from exc
+    mark_changed((target,))
+    if recording:
+        state.rebased = True
+        retained = target._node._retained if target._node is not None else None
+        needs = [target.requires_grad, *(isinstance(x, Tensor) and x.requires_grad for x in others)]
+        record(op, target, (_stand_in(target, old), *others), [old, *arrays], needs)
+        if retained is not None:
+            op._retained = retained
+        if view is not None:
+            _write_back(target, view)
+    return target
+
+
+def _stand_in(t: Any, data: np.ndarray) -> Any:
+    """A tensor for ``t``'s value before an in-place change: ``t``'s node, and ``data`` (the
+    same memory, or a private copy with a counter of its own)."""
+    s = wrap(data)
+    s._node, s.requires_grad = t._node, t.requires_grad
+    if data is t._data:
+        s._versions = t._versions
+    return s
+
+
+def _write_back(target: Any, view: ViewOf) -> None:
+    """After an in-place change to ``target``, a view, give its root a ``CopyIntoView`` node:
+    the root with the view's region replaced by ``target``'s new value."""
+    root = view.root
+    op = ops.CopyIntoView(view.ops)
+    stand_in = _stand_in(root, root._data)
+    record(op, root, (stand_in, target), [root._data, target._data], [root.requires_grad, True])
+    view.root_node = root._node
+
+
+def inplace_setitem(target: Any, index: Any, value: Any) -> None:
+    """``target[index] = value``, recorded when a gradient will be needed."""
+    apply_inplace(ops.SetItem(index), target, value)

@@ -1,0 +1,271 @@
+"""The Tensor's shape methods: views and reshapes, permutations, joins and splits, and
+indexing, with PyTorch's names and semantics.
+
+``transpose(dim0, dim1)`` swaps two dimensions and ``permute(*dims)`` reorders them all (NumPy's
+``transpose(axes)`` is ``np.transpose(t, axes)``); ``repeat`` tiles (NumPy's element repeat is
+``repeat_interleave``); ``squeeze(dim)`` leaves a dimension that is not 1 alone. Most of these
+are one ``reshape``, ``transpose``, ``broadcast_to`` or index op, or compositions of them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import ops
+from tensorgrad.core import engine, functions
+from tensorgrad.core.args import numpy_names, shape_args
+from tensorgrad.core.engine import apply
+
+
+class ShapeMethods:
+    """Reshaping, permuting, joining, splitting and indexing (mixed into Tensor)."""
+
+    __slots__ = ()
+
+    # ----------------------------------------------------------------- reshape and view
+    def reshape(self, *shape: Any) -> Any:
+        shape = _resolve(shape_args(shape), self._data.size, "reshape")
+        if shape == self.shape:
+            return self
+        return apply(ops.Reshape(shape), self)
+
+    def view(self, *shape: Any) -> Any:
+        """A view with another shape: the same memory, or an error where the data would have
+        to be copied (PyTorch's rule; ``reshape`` copies when it must)."""
+        target = _resolve(shape_args(shape), self._data.size, "view")
+        out = self.reshape(target)
+        if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
+            raise RuntimeError(
+                f"view: a tensor of shape {self.shape} with these strides cannot be viewed as "
+                f"{target} without copying; use .reshape(...) instead"
+            )
+        return out
+
+    def view_as(self, other: Any) -> Any:
+        return self.view(other.shape)
+
+    def reshape_as(self, other: Any) -> Any:
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
+        """Merge dimensions ``start_dim..end_dim`` (inclusive) into one."""
+        if self.ndim == 0:
+            return self.reshape(1)
+        start = ops.normalize_axis(start_dim, self.ndim, "flatten")
+        end = ops.normalize_axis(end_dim, self.ndim, "flatten")
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        shape = self.shape
+        merged = math.prod(shape[start : end + 1])
+        return self.reshape((*shape[:start], merged, *shape[end + 1 :]))
+
+    def unflatten(self, dim: int, sizes: Any) -> Any:
+        """Split dimension ``dim`` into ``sizes`` (one of which may be -1)."""
+        axis = ops.normalize_axis(dim, self.ndim, "unflatten")
+        sizes = _resolve(shape_args((sizes,)), self.shape[axis], "unflatten")
+        return self.reshape((*self.shape[:axis], *sizes, *self.shape[axis + 1 :]))
+
+    @numpy_names
+    def squeeze(self, dim: Any = None) -> Any:
+        """Remove dimensions of size 1: all of them, or those among ``dim`` (an int or a
+        tuple); a named dimension that is not 1 is left as it is (PyTorch's rule)."""
+        if dim is None:
+            axes = tuple(i for i, n in enumerate(self.shape) if n == 1)
+        else:
+            axes = ops.normalize_axes(dim, max(self.ndim, 1), "squeeze") if self.ndim else ()
+        return self.reshape(
+            tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
+        )
+
+    @numpy_names
+    def unsqueeze(self, dim: int) -> Any:
+        """Insert a dimension of size 1 at ``dim`` (which may be ``ndim``, or negative)."""
+        ndim = self.ndim
+        if not -ndim - 1 <= dim <= ndim:
+            raise IndexError(
+                f"unsqueeze: dimension {dim} is out of range for a tensor of {ndim} dimensions "
+                f"(a new dimension goes at {-ndim - 1}..{ndim})"
+            )
+        shape = list(self.shape)
+        shape.insert(dim % (ndim + 1), 1)
+        return self.reshape(tuple(shape))
+
+    def expand(self, *sizes: Any) -> Any:
+        """A broadcast view with ``sizes`` (-1 keeps a dimension), PyTorch's ``expand``."""
+        sizes = shape_args(sizes)
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise RuntimeError(
+                f"expand: the number of sizes ({len(sizes)}) must be at least the tensor's "
+                f"number of dimensions ({self.ndim})"
+            )
+        target = tuple(
+            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)
+        )
+        if any(n < 0 for n in target):
+            raise RuntimeError(f"expand: -1 is not allowed in a new leading dimension: {sizes}")
+        return self.broadcast_to(target)
+
+    def expand_as(self, other: Any) -> Any:
+        return self.expand(other.shape)
+
+    def broadcast_to(self, *shape: Any) -> Any:
+        shape = shape_args(shape)
+        if shape == self.shape:
+            return self
+        return apply(ops.BroadcastTo(shape), self)
+
+    def repeat(self, *sizes: Any) -> Any:
+        """Tile the tensor ``sizes[i]`` times along each dimension (PyTorch's ``repeat``,
+        NumPy's ``tile``), composed of a reshape, a broadcast and a reshape."""
+        sizes = shape_args(sizes)
+        if len(sizes) < self.ndim:
+            raise RuntimeError(
+                f"repeat: the number of repeats ({len(sizes)}) must be at least the tensor's "
+                f"number of dimensions ({self.ndim})"
+            )
+        shape = (1,) * (len(sizes) - self.ndim) + self.shape
+        x = self.reshape(tuple(d for n in shape for d in (1, n)))
+        x = x.broadcast_to(tuple(d for r, n in zip(sizes, shape) for d in (r, n)))
+        return x.reshape(tuple(r * n for r, n in zip(sizes, shape)))
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Any:
+        """Repeat each element ``repeats`` times (NumPy's ``repeat``)."""
+        x = self.flatten() if dim is None else self
+        axis = 0 if dim is None else ops.normalize_axis(dim, x.ndim, "repeat_interleave")
+        x = x.unsqueeze(axis + 1)
+        target = (*x.shape[: axis + 1], repeats, *x.shape[axis + 2 :])
+        return x.broadcast_to(target).flatten(axis, axis + 1)
+
+    # ----------------------------------------------------------------- permutations
+    def permute(self, *dims: Any) -> Any:
+        """Reorder all dimensions: ``x.permute(2, 0, 1)``."""
+        dims = shape_args(dims, "dims")
+        if len(dims) != self.ndim:
+            raise RuntimeError(
+                f"permute: {len(dims)} dims given for a tensor of {self.ndim} dimensions"
+            )
+        return apply(ops.Transpose(dims), self)
+
+    def transpose(self, dim0: int, dim1: int) -> Any:
+        """Swap dimensions ``dim0`` and ``dim1`` (PyTorch's meaning; for NumPy's permutation
+        use ``permute`` or ``np.transpose(x, axes)``)."""
+        ndim = max(self.ndim, 1)
+        a = ops.normalize_axis(dim0, ndim, "transpose")
+        b = ops.normalize_axis(dim1, ndim, "transpose")
+        if not self.ndim or a == b:
+            return self
+        order = list(range(self.ndim))
+        order[a], order[b] = order[b], order[a]
+        return apply(ops.Transpose(tuple(order)), self)
+
+    swapaxes = swapdims = transpose
+
+    def t(self) -> Any:
+        """The transpose of a tensor of at most 2 dimensions."""
+        if self.ndim > 2:
+            raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, got shape {self.shape}")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    @property
+    def T(self) -> Any:
+        """All dimensions reversed (the transpose, for a matrix)."""
+        if self.ndim < 2:
+            return self
+        return apply(ops.Transpose(tuple(range(self.ndim - 1, -1, -1))), self)
+
+    @property
+    def mT(self) -> Any:
+        """The last two dimensions swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"mT: needs at least 2 dimensions, got shape {self.shape}")
+        return self.transpose(-2, -1)
+
+    def flip(self, *dims: Any) -> Any:
+        dims = shape_args(dims, "dims")
+        axes = ops.normalize_axes(dims, self.ndim, "flip")
+        return self[tuple(slice(None, None, -1) if i in axes else slice(None)
+                          for i in range(self.ndim))]  # fmt: skip
+
+    # ----------------------------------------------------------------- splitting
+    @numpy_names
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> list:
+        """Chunks of ``split_size`` (the last may be smaller) or of the listed sizes."""
+        return functions.split(self, split_size_or_sections, dim)
+
+    @numpy_names
+    def chunk(self, chunks: int, dim: int = 0) -> list:
+        """At most ``chunks`` pieces of equal size (the last may be smaller)."""
+        return functions.chunk(self, chunks, dim)
+
+    @numpy_names
+    def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, with ``dim`` removed."""
+        axis = ops.normalize_axis(dim, self.ndim, "unbind")
+        lead = (slice(None),) * axis
+        return tuple(self[(*lead, i)] for i in range(self.shape[axis]))
+
+    def narrow(self, dim: int, start: int, length: int) -> Any:
+        axis = ops.normalize_axis(dim, self.ndim, "narrow")
+        return self[(slice(None),) * axis + (slice(start, start + length),)]
+
+    # ----------------------------------------------------------------- indexing
+    def __getitem__(self, index: Any) -> Any:
+        return apply(ops.GetItem(raw_index(index)), self)
+
+    @numpy_names
+    def gather(self, dim: int, index: Any) -> Any:
+        """``out[i][j] = self[index[i][j]][j]`` for ``dim=0`` (and so on): PyTorch's gather."""
+        return apply(ops.Gather(dim, _index_array(index, "gather")), self)
+
+    @numpy_names
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        """``self`` with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
+        return apply(ops.ScatterAdd(dim, _index_array(index, "scatter_add")), self, src)
+
+    @numpy_names
+    def index_select(self, dim: int, index: Any) -> Any:
+        axis = ops.normalize_axis(dim, max(self.ndim, 1), "index_select")
+        indices = _index_array(index, "index_select")
+        if indices.ndim > 1:
+            raise IndexError(f"index_select: index must be 0-D or 1-D, got shape {indices.shape}")
+        return self[(slice(None),) * axis + (indices.reshape(-1),)]
+
+
+# --------------------------------------------------------------------------- helpers
+def raw_index(index: Any) -> Any:
+    """An index with any Tensors in it replaced by their arrays (an integer tensor indexes
+    like an integer array, a bool tensor like a mask)."""
+    if isinstance(index, engine.Tensor):
+        return index._data
+    if isinstance(index, tuple):
+        return tuple(i._data if isinstance(i, engine.Tensor) else i for i in index)
+    if isinstance(index, list):
+        return np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
+    return index
+
+
+def _index_array(index: Any, name: str) -> np.ndarray:
+    array = index._data if isinstance(index, engine.Tensor) else np.asarray(index)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must be an integer tensor, got {array.dtype}")
+    return array
+
+
+def _resolve(shape: tuple[int, ...], size: int, name: str) -> tuple[int, ...]:
+    """``shape`` with its one -1 (if any) worked out for ``size`` elements, with a clear error
+    when the sizes do not match."""
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in shape):
+        raise RuntimeError(f"{name}: invalid shape {shape} (only one dimension can be -1)")
+    known = math.prod(n for n in shape if n != -1)
+    if unknown:
+        if known == 0 or size % known:
+            raise RuntimeError(f"{name}: shape {shape} is invalid for input of size {size}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    elif known != size:
+        raise RuntimeError(f"{name}: shape {shape} is invalid for input of size {size}")
+    return shape

@@ -1,0 +1,605 @@
+"""The Tensor: an array that remembers the op that made it, so gradients can flow back.
+
+A tensor made by a recorded op points to that op, its *node* (``grad_fn``); the node points
+to its inputs' nodes. The node never holds the tensor, so the graph has no reference cycles
+and is freed by reference counting as soon as the last tensor of it is dropped.
+
+This file holds the core: attributes, the autograd entry points, conversions, Python's
+operators and in-place changes. The math methods are in ``math_methods.py``, the shape
+methods in ``shape_methods.py``, NumPy's protocols in ``numpy_protocol.py``; the engine that
+runs and records ops in ``engine.py``, the backward sweep in ``sweep.py``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import backend, ops
+from tensorgrad.core import engine, sweep
+from tensorgrad.core.args import SizeOrCount, shape_args
+from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
+from tensorgrad.core.math_methods import MathMethods
+from tensorgrad.core.numpy_protocol import NumpyProtocol
+from tensorgrad.core.shape_methods import ShapeMethods, raw_index
+from tensorgrad.grad_mode import no_grad
+
+
+class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
+    """An n-dimensional array with reverse-mode automatic differentiation.
+
+    ``Tensor(data)`` wraps an array (sharing it, and keeping its dtype) or copies a list as
+    float32; ``Tensor(2, 3)`` is a zero-filled float32 tensor of that shape (PyTorch's legacy
+    constructor). Prefer ``tg.tensor(data)``, which infers dtypes as PyTorch does. ``grad``
+    is filled in by :meth:`backward` for leaves that require grad.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_grad",
+        "_hooks",
+        "_node",
+        "_versions",
+        "_view",
+        "requires_grad",
+    )
+    __hash__ = object.__hash__  # ``==`` is elementwise, but graph walks need identity hashing
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        engine.register_tensor_type(cls)  # Parameter, and any other subclass
+
+    def __init__(
+        self, *data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> None:
+        if device is not None:
+            backend.as_device(device)
+        if len(data) == 1 and isinstance(data[0], Tensor):
+            array = data[0]._data if dtype is None else data[0]._data.astype(dtype)
+        elif len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            value = data[0]
+            if isinstance(value, (list, tuple)):
+                array = backend.as_array(value, dtype or backend.DEFAULT_FLOAT)
+            elif type(value) in (float, bool):
+                raise TypeError(
+                    f"Tensor(): data must be a sequence or an array, got {type(value).__name__} "
+                    "(tg.tensor(value) makes a 0-d tensor)"
+                )
+            else:
+                array = backend.as_array(value, dtype)
+        else:
+            array = backend.zeros(shape_args(data), dtype or backend.DEFAULT_FLOAT)
+        self._data = array
+        self._grad: Any = None  # see engine.grad_array
+        self._node: ops.Op | None = None
+        self._versions = engine.Version()
+        self._view: engine.ViewOf | None = None
+        self._hooks: list | None = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ----------------------------------------------------------------- attributes
+    @property
+    def data(self) -> Tensor:
+        """The values, detached: a tensor sharing this one's memory but not its graph or its
+        version counter (PyTorch's ``.data``; changes through it are not tracked)."""
+        return wrap(self._data)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value._data if isinstance(value, Tensor) else backend.as_array(value)
+        engine.mark_changed((self,))
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (a Tensor of this tensor's shape and dtype), or None."""
+        grad = self._grad
+        if type(grad) is np.ndarray:  # stored bare by backward; a Tensor from now on
+            grad = self._grad = wrap(grad)
+        return grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is not None:
+            value = (
+                value if isinstance(value, Tensor) else Tensor(backend.as_array(value, self.dtype))
+            )
+            if value.shape != self.shape:
+                raise ValueError(
+                    f"grad: assigned gradient has shape {value.shape}, "
+                    f"tensor has shape {self.shape}"
+                )
+        self._grad = value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def size(self) -> SizeOrCount:
+        """NumPy's element count, which is also PyTorch's method: ``x.size`` is an int,
+        ``x.size()`` the shape and ``x.size(0)`` the length of dimension 0."""
+        return SizeOrCount(self._data.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def device(self) -> backend.device:
+        return backend.CPU
+
+    is_cuda = False
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not made by a recorded op: gradients accumulate only into leaves."""
+        return self._node is None
+
+    @property
+    def grad_fn(self) -> ops.Op | None:
+        """The node (the recorded op) that made this tensor, or None for a leaf."""
+        return self._node
+
+    @property
+    def _version(self) -> int:
+        """The tick of the latest in-place change to this tensor's memory (0: none)."""
+        return self._versions.tick
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` on a leaf in place; returns the tensor."""
+        if requires_grad and not backend.is_floating(self.dtype):
+            raise RuntimeError(
+                "requires_grad: only floating-point tensors can require gradients, "
+                f"this one is {self.dtype}"
+            )
+        if not requires_grad and self._node is not None:
+            raise RuntimeError(
+                "requires_grad: only a leaf's flag can be turned off; use .detach() for a "
+                "non-leaf tensor"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor too when backward runs."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: the tensor does not require grad")
+        if self._node is not None:
+            self._node._retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self._node
+        return node is not None and node._retained is not None and node._retained() is self
+
+    # ----------------------------------------------------------------- conversions
+    def detach(self) -> Tensor:
+        """The same memory, cut off from the graph. An in-place change to either is seen by
+        both (they share one version counter, as in PyTorch)."""
+        t = wrap(self._data)
+        t._versions = self._versions
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from its graph, in place (it becomes a leaf)."""
+        self._node, self._view, self.requires_grad = None, None, False
+        return self
+
+    def clone(self, memory_format: Any = None) -> Tensor:
+        """A copy in new memory; the gradient flows back to this tensor."""
+        return apply(ops.Clone(), self)
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        return self if self._data.flags.c_contiguous else self.clone()
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        """The underlying array (sharing memory with the tensor). Unlike PyTorch this works
+        on tensors that require grad too: the array simply carries no gradient."""
+        return self._data
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        raise backend.UnsupportedError(
+            "cuda(): tensorgrad runs on the CPU only (see docs/porting.md); use .to('cpu')"
+        )
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"item: a Tensor with {self._data.size} elements cannot be converted to a "
+                f"Python number (shape {self.shape})"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extras = []
+        if self._data.size == 0 and self.shape != (0,):
+            extras.append(f"size={self.shape}")
+        implied = self.dtype == backend.DEFAULT_FLOAT or (
+            self._data.size and self.dtype in (backend.int64, backend.bool_)
+        )  # PyTorch's rule for when repr shows the dtype
+        if not implied:
+            extras.append(f"dtype={self.dtype}")
+        if self._node is not None:
+            extras.append(f"grad_fn={self._node!r}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({', '.join([body, *extras])})"
+
+    def __format__(self, spec: str) -> str:
+        """A one-element tensor formats as its number (``f"{loss:.4f}"``), as in PyTorch."""
+        if self._data.size == 1 and spec:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous; use "
+                ".any() or .all()"
+            )
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only one-element integer tensors can be converted to an index")
+        return int(self._data)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """DLPack export (zero-copy): ``np.from_dlpack(t)``, ``torch.from_dlpack(t)``."""
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
+    # ----------------------------------------------------------------- autograd
+    def backward(
+        self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False
+    ) -> None:
+        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on.
+
+        A one-element tensor needs no ``gradient``; any other needs one of its shape (the
+        vector of the vector-Jacobian product). The graph is freed afterwards unless
+        ``retain_graph``; ``create_graph`` records the backward pass for higher derivatives.
+        """
+        if retain_graph is None:
+            retain_graph = create_graph
+        seed = sweep.seed(self, gradient, create_graph, "backward")
+        sweep.run((self,), (seed,), retain_graph, create_graph)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _Handle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: the tensor does not require grad")
+        if self._node is not None:
+            hooks = self._node._hooks
+            if hooks is None:
+                hooks = self._node._hooks = []
+            hooks.append(hook)
+            return _Handle(hooks, hook)
+        return self._leaf_hook("grad", hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> _Handle:
+        """Call ``hook(tensor)`` on this leaf after backward has accumulated its ``.grad``
+        (PyTorch's name; data-parallel training averages gradients from here)."""
+        if self._node is not None:
+            raise RuntimeError(
+                "register_post_accumulate_grad_hook: only leaf tensors have an accumulated grad"
+            )
+        if not self.requires_grad:
+            raise RuntimeError(
+                "register_post_accumulate_grad_hook: the tensor does not require grad"
+            )
+        return self._leaf_hook("post_accumulate", hook)
+
+    def _leaf_hook(self, kind: str, hook: Callable[..., Any]) -> _Handle:
+        if self._hooks is None:
+            self._hooks = []
+        entry = (kind, hook)
+        self._hooks.append(entry)
+        return _Handle(self._hooks, entry)
+
+    @classmethod
+    def _apply_op(cls, op: ops.Op, *inputs: Any) -> Tensor:
+        """Hook used by ``ops.call`` inside VJPs: record ``op`` on Tensor inputs."""
+        return apply(op, *inputs)
+
+    # ----------------------------------------------------------------- arithmetic
+    def __add__(self, other: Any) -> Tensor:
+        return binary(ops.Add, self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return binary(ops.Add, other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return binary(ops.Sub, self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return binary(ops.Sub, other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return binary(ops.Mul, self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return binary(ops.Mul, other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return binary(ops.Div, self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return binary(ops.Div, other, self)
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        return binary(ops.Pow, self, exponent)
+
+    def __rpow__(self, base: Any) -> Tensor:
+        return binary(ops.Pow, base, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return binary(ops.MatMul, self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return binary(ops.MatMul, other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return self.div(other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return engine.as_tensor(other).div(self, rounding_mode="floor")
+
+    def __mod__(self, other: Any) -> Tensor:
+        other_data = other._data if isinstance(other, Tensor) else other
+        return wrap(np.mod(self._data, other_data))
+
+    def __neg__(self) -> Tensor:
+        return apply(ops.Neg(), self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return apply(ops.Abs(), self)
+
+    # comparisons give bool tensors and carry no gradient
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _compare(np.equal, self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _compare(np.not_equal, self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _compare(np.less, self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _compare(np.less_equal, self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _compare(np.greater, self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _compare(np.greater_equal, self, other)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_and, self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_or, self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_xor, self, other)
+
+    def __invert__(self) -> Tensor:
+        if self.dtype.kind == "f":
+            raise TypeError(f"~ is defined for bool and integer tensors, not {self.dtype}")
+        return wrap(~self._data)
+
+    # ----------------------------------------------------------------- in place
+    # Each is recorded as PyTorch records it when a gradient will be needed (see
+    # engine.apply_inplace): a tensor in a graph gets a new node; a leaf that requires grad
+    # can be changed only under no_grad.
+    def __iadd__(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Add(), self, _inplace_operand(other))
+
+    def __isub__(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Sub(), self, _inplace_operand(other))
+
+    def __imul__(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Mul(), self, _inplace_operand(other))
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Div(), self, _inplace_operand(other))
+
+    def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        return apply_inplace(ops.Add(), self, _inplace_operand(other, alpha))
+
+    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        return apply_inplace(ops.Sub(), self, _inplace_operand(other, alpha))
+
+    def mul_(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Mul(), self, _inplace_operand(other))
+
+    def div_(self, other: Any) -> Tensor:
+        return apply_inplace(ops.Div(), self, _inplace_operand(other))
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return apply_inplace(ops.Pow(), self, _inplace_operand(exponent))
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        from tensorgrad.core.math_methods import _bound
+
+        low, high = _bound(min), _bound(max)
+        if low is None and high is None:
+            raise ValueError("clamp_: at least one of min and max must be given")
+        return apply_inplace(ops.Clip(), self, low, high)
+
+    clip_ = clamp_
+
+    def relu_(self) -> Tensor:
+        return apply_inplace(ops.Relu(), self)
+
+    def neg_(self) -> Tensor:
+        return apply_inplace(ops.Neg(), self)
+
+    def abs_(self) -> Tensor:
+        return apply_inplace(ops.Abs(), self)
+
+    def exp_(self) -> Tensor:
+        return apply_inplace(ops.Exp(), self)
+
+    def log_(self) -> Tensor:
+        return apply_inplace(ops.Log(), self)
+
+    def sqrt_(self) -> Tensor:
+        return apply_inplace(ops.Sqrt(), self)
+
+    def sigmoid_(self) -> Tensor:
+        return apply_inplace(ops.Sigmoid(), self)
+
+    def tanh_(self) -> Tensor:
+        return apply_inplace(ops.Tanh(), self)
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor; the
+        gradient flows to ``src``."""
+        value = src if isinstance(src, Tensor) else backend.as_array(src)
+        if isinstance(value, Tensor) and value.dtype != self.dtype:
+            value = value.to(self.dtype)
+        elif isinstance(value, np.ndarray) and value.dtype != self.dtype:
+            value = value.astype(self.dtype)
+        return apply_inplace(ops.SetItem(Ellipsis), self, value)
+
+    def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(f"fill_: value must be a 0-d tensor, got shape {value.shape}")
+        if isinstance(value, str):
+            raise TypeError(f"fill_: value must be a number, got {value!r}")
+        return apply_inplace(ops.SetItem(Ellipsis), self, _inplace_operand(value))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        mask_array = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+        if mask_array.dtype != np.bool_:
+            raise TypeError(f"masked_fill_: mask must be a bool tensor, got {mask_array.dtype}")
+        mask_array = np.broadcast_to(mask_array, self.shape)
+        return apply_inplace(ops.SetItem(mask_array), self, _inplace_operand(value))
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+        """Fill with samples from U(a, b) drawn from the global generator."""
+        _random_fill_check("uniform_", self)
+        with no_grad():
+            return self.copy_(backend.rng().uniform(a, b, self.shape).astype(self.dtype))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        """Fill with samples from N(mean, std²) drawn from the global generator."""
+        _random_fill_check("normal_", self)
+        with no_grad():
+            return self.copy_(backend.rng().normal(mean, std, self.shape).astype(self.dtype))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``x[index] = value``; recorded (``value``'s gradient flows) when a gradient will be
+        needed, as in PyTorch."""
+        value = _inplace_operand(value)
+        if isinstance(value, Tensor) and value.dtype != self.dtype:
+            value = value.to(self.dtype)
+        engine.inplace_setitem(self, raw_index(index), value)
+
+
+engine.register_tensor_type(Tensor)
+
+
+class _Handle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook off again."""
+
+    def __init__(self, hooks: list, entry: Any) -> None:
+        self._hooks, self._entry = hooks, entry
+
+    def remove(self) -> None:
+        if self._entry in self._hooks:
+            self._hooks.remove(self._entry)
+
+
+def _inplace_operand(value: Any, alpha: float = 1) -> Any:
+    """The second operand of an in-place op: a Tensor, a weak number or an array."""
+    value = engine.operand(value)
+    if value is NotImplemented:
+        raise TypeError(f"in-place operand must be a tensor, an array or a number, got {value!r}")
+    return value if alpha == 1 else value * alpha
+
+
+def _random_fill_check(name: str, tensor: Tensor) -> None:
+    if tensor.dtype.kind != "f":
+        raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
+
+
+def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:
+    y = engine.operand(y)
+    if y is NotImplemented:
+        return NotImplemented
+    y = y._data if isinstance(y, Tensor) else y
+    try:
+        return wrap(ufunc(x._data, y))
+    except (ValueError, TypeError) as exc:
+        raise engine.named_error(ufunc.__name__, exc) from exc

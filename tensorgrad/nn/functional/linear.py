@@ -1,0 +1,15 @@
+"""``F.linear``: ``x @ weight.T + bias`` as one fused op."""
+
+from __future__ import annotations
+
+from tensorgrad import ops
+from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.tensor import Tensor
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``; ``weight`` has shape (out_features, in_features)."""
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    if bias is None:
+        return apply(ops.Linear(), x, as_tensor(weight))
+    return apply(ops.Linear(), x, as_tensor(weight), as_tensor(bias))

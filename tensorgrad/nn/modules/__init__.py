@@ -1,0 +1,59 @@
+"""The layers, one module per family, as PyTorch's ``torch.nn.modules``.
+
+==================  =======================================================
+``module``          ``Module``, the base of every layer and model
+``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``
+``linear``          ``Identity``, ``Linear``
+``activation``      ``ReLU``, ``Tanh``, ``Softmax``, ...
+``dropout``         ``Dropout``
+``batchnorm``       ``BatchNorm1d``, ``BatchNorm2d``
+``normalization``   ``LayerNorm``
+``flatten``         ``Flatten``, ``Unflatten``
+``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
+==================  =======================================================
+"""
+
+from tensorgrad.nn.modules.activation import (
+    GELU,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from tensorgrad.nn.modules.container import ModuleDict, ModuleList, Sequential
+from tensorgrad.nn.modules.dropout import Dropout
+from tensorgrad.nn.modules.flatten import Flatten, Unflatten
+from tensorgrad.nn.modules.linear import Identity, Linear
+from tensorgrad.nn.modules.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from tensorgrad.nn.modules.module import IncompatibleKeys, Module
+from tensorgrad.nn.modules.normalization import LayerNorm
+
+__all__ = [
+    "GELU",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Flatten",
+    "Identity",
+    "IncompatibleKeys",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "LogSoftmax",
+    "MSELoss",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+    "Unflatten",
+]

@@ -1,0 +1,211 @@
+"""Containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from tensorgrad.nn.modules.module import Module
+
+
+class _Container(Module):
+    """A module whose sub-modules live in ``self._modules`` under string keys. A module
+    assigned as an attribute (or by ``add_module``) joins them, as in PyTorch: a
+    ``Sequential`` runs it after the others, and ``seq.name`` finds it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, Module) or (value is None and name in self._modules):
+            self.__dict__.pop(name, None)
+            self._modules[name] = value
+        else:
+            if name in self._modules:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to module {name!r} of a "
+                    f"{type(self).__name__} (a Module or None expected)"
+                )
+            super().__setattr__(name, value)
+
+    def __getattr__(self, name: str) -> Any:  # only for names not found the usual way
+        modules = self.__dict__.get("_modules")
+        if modules is not None and name in modules:
+            return modules[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        yield from self._modules.items()
+        for name, value in self.__dict__.items():
+            if name != "_modules":
+                yield name, value
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
+def _check_module(value: Any, where: str) -> Module:
+    if not isinstance(value, Module):
+        raise TypeError(f"{where}: expected a Module, got {type(value).__name__}")
+    return value
+
+
+#: layer types that ``Sequential`` runs together as one fused op when two or more follow each
+#: other, each with the function that turns such a run into one function of the input: filled
+#: in by the module that defines the layers (runs of ``Linear`` and ``ReLU`` are one
+#: ``linear_chain`` op). A speed trick: one node instead of one per layer, and the ReLU masks
+#: applied in place, as a hand-written MLP step does (docs/performance.md).
+FUSERS: dict[type, Callable[[tuple[Module, ...]], Callable[[Any], Any]]] = {}
+
+
+class _Plan:
+    """A ``Sequential``'s layers as the functions its forward calls in turn, made for one
+    tuple of modules. (Not a list: attributes that are lists are searched for sub-modules.)"""
+
+    __slots__ = ("modules", "runs")
+
+    def __init__(self, modules: tuple[Module, ...]) -> None:
+        self.modules = modules
+        runs: list[Callable[[Any], Any]] = []
+        i, n = 0, len(modules)
+        while i < n:
+            fuser, end = FUSERS.get(type(modules[i])), i + 1
+            while fuser is not None and end < n and FUSERS.get(type(modules[end])) is fuser:
+                end += 1
+            runs.append(fuser(modules[i:end]) if end - i > 1 else modules[i])
+            i = end
+        self.runs = tuple(runs)
+
+
+class Sequential(_Container):
+    """Modules applied one after another: ``Sequential(Linear(784, 10), ReLU())``, or from an
+    ``OrderedDict`` of named modules.
+
+    Runs of two or more adjacent layers listed in :data:`FUSERS` (exactly those types, not
+    subclasses) run as one fused op, as a hand-written step would compute them; the values
+    and gradients are the same. Which layers run together is worked out once per list of
+    layers, and again when the list changes.
+    """
+
+    _plan: _Plan | None = None
+
+    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            for name, module in modules[0].items():
+                self._modules[str(name)] = _check_module(module, "Sequential")
+        else:
+            for i, module in enumerate(modules):
+                self._modules[str(i)] = _check_module(module, "Sequential")
+
+    def forward(self, x: Any) -> Any:
+        modules = tuple(self._modules.values())
+        plan = self._plan
+        if plan is None or plan.modules != modules:
+            plan = _Plan(modules)
+            object.__setattr__(self, "_plan", plan)
+        for run in plan.runs:
+            x = run(x)
+        return x
+
+    def append(self, module: Module) -> Sequential:
+        self._modules[str(len(self._modules))] = _check_module(module, "Sequential.append")
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``copy`` and ``pickle`` keep: everything but the plan, whose functions hold
+        this model's own parameters (a copy makes its plan again, from its own layers)."""
+        state = self.__dict__.copy()
+        state.pop("_plan", None)
+        return state
+
+    def __getitem__(self, index: int | slice) -> Module:
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[index]))
+        return modules[index]
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class ModuleList(_Container):
+    """A list of modules, registered as ``0``, ``1``, ...; it has no ``forward`` of its own."""
+
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
+        super().__init__()
+        self.extend(modules)
+
+    def _renumber(self, modules: list[Module]) -> None:
+        self._modules.clear()
+        for i, module in enumerate(modules):
+            self._modules[str(i)] = module
+
+    def append(self, module: Module) -> ModuleList:
+        self._modules[str(len(self._modules))] = _check_module(module, "ModuleList.append")
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        modules = list(self._modules.values())
+        modules.insert(index, _check_module(module, "ModuleList.insert"))
+        self._renumber(modules)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        modules = list(self._modules.values())
+        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        modules = list(self._modules.values())
+        modules[index] = _check_module(module, "ModuleList")
+        self._renumber(modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class ModuleDict(_Container):
+    """A dict of modules by string key, kept in insertion order."""
+
+    def __init__(self, modules: Mapping[str, Module] | None = None) -> None:
+        super().__init__()
+        for key, module in (modules or {}).items():
+            self[key] = module
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        if not isinstance(key, str) or not key or "." in key:
+            raise KeyError(f"ModuleDict: keys must be non-empty strings without '.', got {key!r}")
+        self._modules[key] = _check_module(module, "ModuleDict")
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()

@@ -1,0 +1,24 @@
+"""``Dropout``."""
+
+from __future__ import annotations
+
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.nn import functional as F
+from tensorgrad.nn.modules.module import Module
+
+
+class Dropout(Module):
+    """Inverted dropout: zeroes elements with probability ``p`` while training and scales the
+    rest by 1/(1−p); the identity in eval mode. Masks come from the global generator."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"

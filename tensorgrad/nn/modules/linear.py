@@ -1,0 +1,96 @@
+"""``Identity`` and ``Linear``, and the fusion of Linear/ReLU runs in ``Sequential``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from tensorgrad import backend, ops
+from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.nn import functional as F
+from tensorgrad.nn import init
+from tensorgrad.nn.modules.activation import ReLU
+from tensorgrad.nn.modules.container import FUSERS
+from tensorgrad.nn.modules.module import Module
+from tensorgrad.nn.parameter import Parameter
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder, e.g. for a removed layer)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with weight (out_features, in_features), as in PyTorch.
+
+    Weight and bias start in U(−1/√in_features, 1/√in_features), PyTorch's default (Kaiming
+    uniform with a = √5). The forward is one fused op.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if in_features < 0 or out_features < 0:
+            raise ValueError(
+                f"Linear: features must be non-negative, got ({in_features}, {out_features})"
+            )
+        if device is not None:
+            backend.as_device(device)
+        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(backend.zeros((out_features, in_features), dtype))
+        self.bias = Parameter(backend.zeros((out_features,), dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+def _linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
+    """A run of ``Linear`` and ``ReLU`` layers (in ``Sequential``) as a function that runs
+    them as the one op ``linear_chain``. The layers' parameters are read at each call, so a
+    parameter replaced since (or a bias removed) is seen."""
+
+    def run(x: Any) -> Tensor:
+        steps: list[str] = []
+        params: list[Tensor] = []
+        for layer in layers:
+            if type(layer) is ReLU:
+                steps.append("relu")
+            elif layer.bias is None:
+                steps.append("linear")
+                params.append(layer.weight)
+            else:
+                steps.append("linear+bias")
+                params += (layer.weight, layer.bias)
+        return apply(ops.LinearChain(tuple(steps)), as_tensor(x), *params)
+
+    return run
+
+
+FUSERS[Linear] = FUSERS[ReLU] = _linear_chain

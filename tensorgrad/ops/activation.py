@@ -1,0 +1,124 @@
+"""Activation functions: sigmoid, ReLU and its leaky form, GELU, softmax and log-softmax."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
+from tensorgrad.ops.elementwise import Erf
+
+
+class Sigmoid(Op):
+    """The logistic function, computed without overflow: exp is only taken of -|x|."""
+
+    uses_inputs = False
+    uses_output = True
+
+    def forward(self, x):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+    def backward(self, grad, out, x):
+        return (grad * (out * (1 - out)),)
+
+
+class Relu(Op):
+    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch."""
+
+    def forward(self, x):
+        return np.maximum(x, 0)
+
+    def forward_inplace(self, target):
+        np.maximum(target, 0, out=target)
+
+    def backward(self, grad, out, x):
+        if self.grad_is_free:
+            grad *= x > 0
+            return (grad,)
+        return (grad * (x > 0),)
+
+
+class LeakyRelu(Op):
+    name = "leaky_relu"
+
+    def __init__(self, negative_slope: float = 0.01):
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return np.where(x > 0, x, x * self.negative_slope)
+
+    def backward(self, grad, out, x):
+        return (grad * np.where(x > 0, 1.0, self.negative_slope).astype(grad.dtype),)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2 = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+class Gelu(Op):
+    """GELU, ``x * Φ(x)``: exact (``approximate="none"``, with erf) or the tanh approximation."""
+
+    def __init__(self, approximate: str = "none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        if self.approximate == "tanh":
+            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+        return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
+
+    def backward(self, grad, out, x):
+        if self.approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
+            dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+            return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
+        cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
+        pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        return (grad * (cdf + x * pdf),)
+
+
+class Softmax(Op):
+    uses_inputs = False
+    uses_output = True
+
+    def __init__(self, axis: int = -1):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        shifted = x - x.max(axis=self.axis, keepdims=True) if x.size else x
+        e = np.exp(shifted)
+        return e / e.sum(axis=self.axis, keepdims=True)
+
+    def backward(self, grad, out, x):
+        return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
+
+
+class LogSoftmax(Op):
+    name = "log_softmax"
+    uses_inputs = False
+    uses_output = True
+
+    def __init__(self, axis: int = -1):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        return _log_softmax(x, self.axis)
+
+    def backward(self, grad, out, x):
+        return (grad - np.exp(out) * grad.sum(axis=self.axis, keepdims=True),)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x − logsumexp(x)`` along ``axis`` (non-negative), shifted by the maximum for stability.
+    On arrays only: the reductions call the ufuncs directly, skipping NumPy's Python wrappers."""
+    if not x.size:
+        return x.copy()
+    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)
+    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+    return shifted

@@ -1,0 +1,215 @@
+"""Indexing: reading (``x[i]``, ``gather``), scattering (their VJPs) and writing in place
+(``x[i] = v``, and the write-back of an in-place change made through a view)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, call, normalize_axis, replay, shape_of, sum_to
+
+
+def is_basic_index(index: Any) -> bool:
+    """True for indices made of ints, slices, None and Ellipsis: each element is hit once."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(
+        isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis for p in parts
+    ) and not any(isinstance(p, (bool, np.bool_)) for p in parts)
+
+
+class GetItem(Op):
+    """``x[index]`` for ints, slices, None, Ellipsis, boolean masks and integer arrays."""
+
+    name = "getitem"
+    uses_inputs = False
+
+    def __init__(self, index: Any):
+        self.index = index
+
+    def forward(self, x):
+        return x[self.index]
+
+    def backward(self, grad, out, x):
+        return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
+
+
+class IndexAdd(Op):
+    """Scatter ``values`` into zeros of ``shape`` at ``index``: the VJP of indexing.
+
+    Repeated integer indices accumulate (``np.add.at``), so ``x[[0, 0]]`` gives x[0] a
+    gradient of 2; indices that cannot repeat use a plain, faster assignment.
+    """
+
+    name = "index_add"
+    uses_inputs = False
+
+    def __init__(self, shape: tuple[int, ...], index: Any):
+        self.shape, self.index = tuple(shape), index
+
+    def forward(self, values):
+        result = np.zeros(self.shape, dtype=values.dtype)
+        index = self.index
+        single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
+        if is_basic_index(index) or single_mask:
+            result[index] = values
+        else:
+            np.add.at(result, index, values)
+        return result
+
+    def backward(self, grad, out, values):
+        return (grad[self.index],)
+
+
+class SetItem(Op):
+    """``x[index] = value`` as an op: the result is ``x`` with the indexed elements replaced
+    by ``value`` (broadcast to them). Recorded when a tensor in a graph is written to, so
+    that ``x[0] = y * 2`` carries y's gradient: ``x``'s old value gets the gradient outside
+    the index, ``value`` the gradient at it (summed back to its shape)."""
+
+    name = "setitem"
+    uses_inputs = False
+
+    def __init__(self, index: Any):
+        self.index = index
+
+    def forward(self, x, value):
+        out = np.array(x, copy=True)
+        out[self.index] = value
+        return out
+
+    def forward_inplace(self, target, value):
+        target[self.index] = value
+
+    def backward(self, grad, out, x, value):
+        nx, nvalue = self.needs_input_grad
+        dx = dvalue = None
+        if nx:
+            keep = np.ones(shape_of(x), dtype=bool)
+            keep[self.index] = False
+            dx = grad * keep
+        if nvalue:
+            picked = grad[self.index]
+            extra = len(shape_of(value)) - len(shape_of(picked))
+            if extra > 0:  # a value with leading 1s, which NumPy's assignment drops
+                picked = picked.reshape((1,) * extra + shape_of(picked))
+            dvalue = sum_to(picked, shape_of(value))
+        return dx, dvalue
+
+
+class CopyIntoView(Op):
+    """A base tensor after an in-place change made through one of its views: ``base`` with
+    the region the ``view_ops`` select replaced by ``value``. The engine records it (without
+    running forward: the memory already holds the result) so that the base's gradient
+    accounts for the change, PyTorch's ``CopySlices``."""
+
+    name = "copy_into_view"
+    uses_inputs = False
+
+    def __init__(self, view_ops: tuple[Op, ...]):
+        self.view_ops = view_ops
+
+    def _view(self, x: Any) -> Any:
+        for op in self.view_ops:
+            x = replay(op, x)
+        return x
+
+    def forward(self, base, value):
+        out = np.array(base, copy=True)
+        self._view(out)[...] = value
+        return out
+
+    def backward(self, grad, out, base, value):
+        nbase, nvalue = self.needs_input_grad
+        dbase = dvalue = None
+        if nbase:
+            keep = np.ones(shape_of(base), dtype=bool)
+            self._view(keep)[...] = False
+            dbase = grad * keep
+        if nvalue:
+            dvalue = self._view(grad)
+        return dbase, dvalue
+
+
+def _full_index(index: np.ndarray, axis: int) -> tuple[Any, ...]:
+    """The index that ``gather``/``scatter_add`` address: for every position of ``index``,
+    its own coordinates, with ``index``'s value along ``axis`` (PyTorch's rule, where the
+    other dimensions of ``index`` may be smaller than the input's)."""
+    grid = list(np.ogrid[tuple(slice(n) for n in index.shape)])
+    grid[axis] = index
+    return tuple(grid)
+
+
+def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
+    shape = shape_of(x)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must be an integer tensor, got {index.dtype}")
+    if index.ndim != len(shape):
+        raise RuntimeError(
+            f"{name}: index has {index.ndim} dimensions, the input {len(shape)} (they must match)"
+        )
+    for d, (i, n) in enumerate(zip(index.shape, shape)):
+        if d != axis and i > n:
+            raise RuntimeError(
+                f"{name}: index of shape {index.shape} is larger than the input of shape "
+                f"{shape} in dimension {d}"
+            )
+    if index.size and (index.min() < -shape[axis] or index.max() >= shape[axis]):
+        raise IndexError(
+            f"{name}: index {int(index.max() if index.max() >= shape[axis] else index.min())} "
+            f"is out of range for dimension {axis} of size {shape[axis]}"
+        )
+
+
+class Gather(Op):
+    """``out[i][j][k] = x[index[i][j][k]][j][k]`` along ``axis`` (PyTorch's ``gather``); the
+    VJP scatters the gradient back, adding where an index repeats."""
+
+    uses_inputs = False
+
+    def __init__(self, axis: int, index: np.ndarray):
+        self.axis, self.index = axis, index
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        _check_index(self.name, x, self.axis, self.index)
+        return x[_full_index(self.index, self.axis)]
+
+    def backward(self, grad, out, x):
+        zeros = np.zeros(shape_of(x), dtype=grad.dtype)
+        return (call(ScatterAdd, zeros, grad, axis=self.axis, index=self.index),)
+
+
+class ScatterAdd(Op):
+    """``x`` with ``src`` added at ``index`` along ``axis`` (PyTorch's ``scatter_add``):
+    ``out[index[i][j]][j] += src[i][j]``, repeated indices adding up. The VJP passes the
+    gradient to ``x`` and gathers it for ``src``."""
+
+    name = "scatter_add"
+    uses_inputs = False
+
+    def __init__(self, axis: int, index: np.ndarray):
+        self.axis, self.index = axis, index
+
+    def forward(self, x, src):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        _check_index(self.name, x, self.axis, self.index)
+        if any(i > n for i, n in zip(self.index.shape, shape_of(src))):
+            raise RuntimeError(
+                f"{self.name}: index of shape {self.index.shape} is larger than src of shape "
+                f"{shape_of(src)}"
+            )
+        out = np.array(x, copy=True)
+        picked = src[tuple(slice(n) for n in self.index.shape)]
+        np.add.at(out, _full_index(self.index, self.axis), picked)
+        return out
+
+    def backward(self, grad, out, x, src):
+        nx, nsrc = self.needs_input_grad
+        dsrc = None
+        if nsrc:
+            dsrc = call(Gather, grad, axis=self.axis, index=self.index)
+            if shape_of(dsrc) != shape_of(src):  # src is larger than index: zeros beyond it
+                region = tuple(slice(n) for n in self.index.shape)
+                dsrc = call(IndexAdd, dsrc, shape=shape_of(src), index=region)
+        return (grad if nx else None), dsrc
