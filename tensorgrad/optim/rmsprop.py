@@ -25,25 +25,34 @@ class RMSprop(Optimizer):
     ``grad_avg`` (ḡ) when used.
     """
 
+    _STATE_ARRAYS = ("square_avg", "momentum_buffer", "grad_avg")
+    _STATE_NUMBERS = ("step",)
+
     def __init__(
         self,
         params: Iterable[Any],
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
-        momentum: float = 0.0,
+        weight_decay: float = 0,
+        momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(
             lr=lr,
+            momentum=momentum,
             alpha=alpha,
             eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
             centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
             maximize=maximize,
+            differentiable=differentiable,
         )
         super().__init__(params, defaults)
 
@@ -54,6 +63,9 @@ class RMSprop(Optimizer):
         _check_nonnegative("weight_decay value", group["weight_decay"])
         _check_nonnegative("alpha value", group["alpha"])
 
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("step", "square_avg")  # the others: made when first needed
+
     def _update(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])
         weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
@@ -61,14 +73,15 @@ class RMSprop(Optimizer):
         params = self._with_grad(group)
         for p in params:
             param, g = p._data, _grad_array(p)
-            state = self.state.setdefault(p, {})
+            state = self.state[p]
             if not state:
                 state["step"] = 0
                 state["square_avg"] = np.zeros_like(param)
-                if momentum > 0:
-                    state["momentum_buffer"] = np.zeros_like(param)
-                if centered:
-                    state["grad_avg"] = np.zeros_like(param)
+            # made at the first step that needs them (also after turning them on later)
+            if momentum > 0 and state.get("momentum_buffer") is None:
+                state["momentum_buffer"] = np.zeros_like(param)
+            if centered and state.get("grad_avg") is None:
+                state["grad_avg"] = np.zeros_like(param)
             state["step"] += 1
             tmp = self._tmp(p)
             if maximize:
