@@ -167,6 +167,26 @@ def test_each_group_gets_its_own_flat_buffer_and_a_group_added_later_joins():
     assert list(flat_opt._flat) == [id(flat_opt.param_groups[0])]
 
 
+def test_a_group_appended_to_param_groups_directly_trains_like_one_added():
+    """``opt.param_groups.append(group)`` with every key (PyTorch needs them too) works like
+    ``add_param_group``, flat buffer included."""
+    rng = np.random.default_rng(7)
+    start = [rng.standard_normal(s) for s in ((3, 2), (2,))]
+    appended, added = ([param(x.copy()) for x in start] for _ in range(2))
+    appended_opt = optim.SGD(appended[:1], lr=0.1, momentum=0.9)
+    added_opt = per_parameter(optim.SGD(added[:1], lr=0.1, momentum=0.9))
+    for step in range(5):
+        if step == 2:
+            appended_opt.param_groups.append({**appended_opt.defaults, "params": appended[1:]})
+            added_opt.add_param_group({"params": added[1:]})
+        for params, opt in ((appended, appended_opt), (added, added_opt)):
+            for p in params:
+                p.grad = np.tanh(p.data)
+            opt.step()
+    assert_same(appended, added)
+    assert flat_of(appended_opt, 1) is not None
+
+
 def test_mixed_dtypes_in_a_group_take_the_per_parameter_step():
     a, b = param(np.ones(3), np.float32), param(np.ones(2), np.float64)
     opt = optim.SGD([a, b], lr=0.1, momentum=0.9)
