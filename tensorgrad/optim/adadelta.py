@@ -76,16 +76,14 @@ class Adadelta(Optimizer):
                 g = -g
             if weight_decay:
                 g = g + param * weight_decay
-            tmp = self._tmp(p)
+            tmp, delta = self._tmp(p), self._tmp(p, 1)
             v *= rho
             np.multiply(g, g, out=tmp)
             axpy(1.0 - rho, tmp, v, tmp)
-            delta = u.copy()  # the step Δ, built in a new array
-            delta += eps
-            np.sqrt(delta, out=delta)
+            np.add(u, eps, out=delta)  # Δ = √((u + eps) / (v + eps)) · g
             np.add(v, eps, out=tmp)
-            np.sqrt(tmp, out=tmp)
             delta /= tmp
+            np.sqrt(delta, out=delta)
             delta *= g
             u *= rho
             np.multiply(delta, delta, out=tmp)

@@ -24,6 +24,7 @@ import numpy as np
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.tensor import Tensor
 
+
 def _check_number(owner: str, name: str, value: Any) -> None:
     """Refuse a hyper-parameter that is not a real number (or a one-element Tensor, which
     PyTorch also takes), naming it: ``SGD(lr="0.1")`` fails here, not in the first step."""
@@ -61,7 +62,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        self._scratch: dict[Tensor, tuple[np.ndarray, np.ndarray]] = {}  # (for array, scratch)
+        self._scratch: dict[Tensor, tuple[np.ndarray, list[np.ndarray]]] = {}  # see _tmp
         self._flat: dict[int, Any] = {}  # SGD's flat momentum buffers, by id of their group
         self._validate(dict(self.defaults))  # SGD(lr="0.1") fails here, before any group
         groups = list(params)
@@ -174,12 +175,16 @@ class Optimizer:
         """The group's parameters that have a gradient (the others are skipped)."""
         return [p for p in group["params"] if p._grad is not None]
 
-    def _tmp(self, p: Tensor) -> np.ndarray:
-        """A scratch array shaped like ``p``, reused across steps to avoid temporaries."""
+    def _tmp(self, p: Tensor, which: int = 0) -> np.ndarray:
+        """Scratch array number ``which`` shaped like ``p``, reused across steps: large
+        temporaries would cost a fresh allocation (and page faults) every step."""
         entry = self._scratch.get(p)
         if entry is None or entry[0] is not p._data:  # new, or ``p.data`` was replaced
-            entry = self._scratch[p] = (p._data, np.empty_like(p._data))
-        return entry[1]
+            entry = self._scratch[p] = (p._data, [])
+        arrays = entry[1]
+        while len(arrays) <= which:
+            arrays.append(np.empty_like(p._data))
+        return arrays[which]
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles leave out the scratch and flat-update caches: they hold arrays
