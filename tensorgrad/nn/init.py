@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
@@ -64,14 +66,45 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _check_random_fill(name: str, tensor: Tensor, **numbers: float) -> dict[str, float]:
+    """Refuse what PyTorch refuses before drawing: a non-Tensor, an integer or bool tensor
+    (PyTorch has no random fill for them; NumPy would round silently), a bound that is not
+    a number. Returns the numbers as floats."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(tensor).__name__}")
+    if tensor.dtype.kind != "f":
+        raise NotImplementedError(
+            f"{name}: random fill not implemented for {tensor.dtype} tensors; initialise a "
+            "floating-point tensor (or use constant_)"
+        )
+    values = {}
+    for key, value in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"{name}: {key} must be a number, got {type(value).__name__} {value!r}")
+        values[key] = float(value)
+    return values
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    """Fill with values drawn from U(a, b)."""
+    """Fill with values drawn from U(a, b); ``a ≤ b`` and both finite, as PyTorch requires."""
+    bounds = _check_random_fill("uniform_", tensor, a=a, b=b)
+    a, b = bounds["a"], bounds["b"]
+    for key, value in bounds.items():
+        if not math.isfinite(value):
+            raise RuntimeError(f"uniform_: {key}={value} is out of bounds for {tensor.dtype}")
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}"
+        )
     with no_grad():
         return tensor.uniform_(a, b)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    """Fill with values drawn from N(mean, std²)."""
+    """Fill with values drawn from N(mean, std²); ``std ≥ 0``, as PyTorch requires."""
+    std = _check_random_fill("normal_", tensor, mean=mean, std=std)["std"]
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     with no_grad():
         return tensor.normal_(mean, std)
 
@@ -93,7 +126,7 @@ def kaiming_uniform_(
     tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
 ) -> Tensor:
     """He initialisation: U(−bound, bound) with ``bound = gain · √(3 / fan)``."""
-    if tensor.size == 0:
+    if tensor.numel() == 0:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
@@ -104,7 +137,7 @@ def kaiming_normal_(
     tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
 ) -> Tensor:
     """He initialisation: N(0, std²) with ``std = gain / √fan``."""
-    if tensor.size == 0:
+    if tensor.numel() == 0:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std)

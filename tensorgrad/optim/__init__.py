@@ -6,9 +6,20 @@ loss.backward(); opt.step(); sched.step(); opt.zero_grad()
 """
 
 from tensorgrad.optim import lr_scheduler
+from tensorgrad.optim.adadelta import Adadelta
+from tensorgrad.optim.adagrad import Adagrad
 from tensorgrad.optim.adam import Adam, AdamW
 from tensorgrad.optim.optimizer import Optimizer
 from tensorgrad.optim.rmsprop import RMSprop
 from tensorgrad.optim.sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Optimizer",
+    "RMSprop",
+    "lr_scheduler",
+]

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import ctypes
 import glob
-import operator
 import os
 from collections.abc import Callable, Sequence
-from itertools import repeat
 
 import numpy as np
 
@@ -91,77 +89,63 @@ def _works(function: Callable[..., None], dtype: np.dtype) -> bool:
     return bool(np.array_equal(y, 1.0 - 2.0 * x))
 
 
-_WRITEABLE = operator.attrgetter("flags.writeable")
-
-
 def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
-def _blas_for(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> Callable[..., None] | None:
-    """The BLAS ``axpy`` that can update every pair in place, or None."""
+def _blas_for(x: np.ndarray, y: np.ndarray) -> Callable[..., None] | None:
+    """The BLAS ``axpy`` that can do ``y += alpha * x`` in place, or None."""
     global _functions
     if _functions is None:
         _functions = _load()
-    function = _functions.get(ys[0].dtype) if ys else None
-    if function is None:
+    function = _functions.get(y.dtype)
+    if function is None or not (
+        type(x) is np.ndarray  # not another array module's (device) memory
+        and type(y) is np.ndarray
+        and x.dtype == y.dtype
+        and x.shape == y.shape
+        and x.flags.c_contiguous
+        and y.flags.c_contiguous
+        and y.flags.writeable
+        and not np.may_share_memory(x, y)
+    ):
         return None
-    for x, y in zip(xs, ys, strict=True):
-        if not (
-            type(x) is np.ndarray  # not another array module's (device) memory
-            and type(y) is np.ndarray
-            and x.dtype == y.dtype == ys[0].dtype
-            and x.shape == y.shape
-            and x.flags.c_contiguous
-            and y.flags.c_contiguous
-            and y.flags.writeable
-            and not np.may_share_memory(x, y)
-        ):
-            return None
     return function
 
 
 class Axpy:
     """``ys[i] += alpha * xs[i]`` for fixed pairs of same-shaped arrays, prepared once and
-    run by calling it with ``alpha`` as often as needed. It holds the arrays, so the memory
-    it writes stays valid."""
+    run by calling it with ``alpha`` as often as needed: each pair through BLAS where
+    ``axpy`` alone would take it there, else through NumPy. It holds the arrays, so the
+    memory it writes stays valid."""
 
     def __init__(self, xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> None:
         self.xs, self.ys = list(xs), list(ys)
-        self.blas = _blas_for(self.xs, self.ys)
-        if self.blas is not None:  # the arguments of each call, but alpha
-            self._sizes = [y.size for y in self.ys]
-            self._x_addresses = list(map(_address, self.xs))
-            self._y_addresses = list(map(_address, self.ys))
-        self._scratch: list[np.ndarray] | None = None
+        self._pairs = []  # (blas, size, x's address, y's address, x, y, scratch) per pair
+        for x, y in zip(self.xs, self.ys, strict=True):
+            blas = _blas_for(x, y)
+            if blas is not None:
+                self._pairs.append((blas, y.size, _address(x), _address(y), x, y, None))
+            else:
+                self._pairs.append((None, 0, 0, 0, x, y, np.empty_like(y)))
+        self.uses_blas = [pair[0] is not None for pair in self._pairs]
 
     def __call__(self, alpha: float) -> None:
-        if not all(map(_WRITEABLE, self.ys)):  # checked each time: flags can change
-            raise ValueError("cannot update a read-only array in place (nothing was updated)")
-        if self.blas is not None:
-            calls = map(
-                self.blas, self._sizes, repeat(alpha), self._x_addresses, repeat(1),
-                self._y_addresses, repeat(1),
-            )  # fmt: skip
-            for _ in calls:  # the loop runs in C
-                pass
-            return
-        if self._scratch is None:
-            self._scratch = [np.empty_like(y) for y in self.ys]
-        if _functions:  # some pairs may still qualify: each as ``axpy`` alone would do it
-            for x, y, scratch in zip(self.xs, self.ys, self._scratch):
-                axpy(alpha, x, y, scratch)
-            return
-        for _ in map(np.multiply, self.xs, repeat(alpha), self._scratch):  # loops in C
-            pass
-        for _ in map(np.add, self.ys, self._scratch, self.ys):
-            pass
+        for y in self.ys:  # checked each time: flags can change
+            if not y.flags.writeable:
+                raise ValueError("cannot update a read-only array in place (nothing was updated)")
+        for blas, size, x_address, y_address, x, y, scratch in self._pairs:
+            if blas is not None:
+                blas(size, alpha, x_address, 1, y_address, 1)
+            else:
+                np.multiply(x, alpha, out=scratch)
+                np.add(y, scratch, out=y)
 
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray, scratch: np.ndarray) -> None:
     """``y += alpha * x`` in place, once; ``scratch`` (shaped like ``y``) is used when BLAS
     is not."""
-    blas = _blas_for([x], [y])
+    blas = _blas_for(x, y)
     if blas is not None:
         blas(y.size, alpha, _address(x), 1, _address(y), 1)
     else:

@@ -4,46 +4,68 @@ Optimizers touch only the ``.data`` and ``.grad`` arrays of their parameters: ``
 updates ``p.data`` in place with NumPy ufuncs (the array keeps its identity and dtype), records
 no graph, skips parameters without a gradient, and marks each updated parameter as changed
 in place (``_version``), so a graph that saved the old values notices.
+
+``param_groups`` is a plain list of dicts that a user may edit between steps, as in PyTorch:
+change ``group["lr"]``, append a parameter, add a group. Every step reads the groups afresh;
+the caches some optimizers keep (SGD's flat momentum buffer) check that they still fit.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+import math
+import numbers
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from tensorgrad.core.engine import data_of as _DATA
-from tensorgrad.core.engine import grad_array as _grad_array
+from tensorgrad.core.engine import mark_changed
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
-from tensorgrad.optim._axpy import _WRITEABLE
+
+
+def _check_number(owner: str, name: str, value: Any) -> None:
+    """Refuse a hyper-parameter that is not a real number (or a one-element Tensor, which
+    PyTorch also takes), naming it: ``SGD(lr="0.1")`` fails here, not in the first step."""
+    if isinstance(value, numbers.Real):
+        return
+    if isinstance(value, (Tensor, np.ndarray)) and _array(value).size == 1:
+        return
+    raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
 
 
 def _check_nonnegative(name: str, value: float) -> None:
     if not value >= 0.0:
-        raise ValueError(f"Invalid {name}: {value} (must be >= 0)")
+        raise ValueError(f"Invalid {name}: {value}")
 
 
 class Optimizer:
     """Base class: subclasses set ``defaults`` and write ``_update(group)``.
 
-    ``params`` is an iterable of parameters, or of dicts (parameter groups) each with a
-    ``"params"`` list and any hyper-parameters that differ from the defaults.
+    ``params`` is an iterable of parameters, of ``(name, parameter)`` pairs (as
+    ``named_parameters()`` gives; the names are kept as ``group["param_names"]``), or of dicts
+    (parameter groups) each with a ``"params"`` list and any hyper-parameters that differ from
+    the defaults.
     """
+
+    #: per-parameter state: arrays shaped like the parameter, and Python numbers
+    _STATE_ARRAYS: tuple[str, ...] = ()
+    _STATE_NUMBERS: tuple[str, ...] = ()
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
             raise TypeError(
-                "params must be an iterable of Tensors or of dicts, got a single Tensor; "
-                "pass [tensor]"
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got a single Tensor; pass [tensor]"
             )
         self.defaults = dict(defaults)
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        self._scratch: dict[Tensor, tuple[np.ndarray, np.ndarray]] = {}  # (for array, scratch)
-        self._flat: dict[int, Any] = {}  # flat state of a group, by its first parameter's id
+        self._scratch: dict[Tensor, tuple[np.ndarray, list[np.ndarray]]] = {}  # see _tmp
+        self._flat: dict[int, Any] = {}  # SGD's flat momentum buffers, by id of their group
+        self._validate(dict(self.defaults))  # SGD(lr="0.1") fails here, before any group
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -53,42 +75,76 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group of parameters with its own hyper-parameters (e.g. a new layer's lr)."""
+        """Add a group of parameters with its own hyper-parameters (e.g. a new layer's lr).
+
+        The dict itself becomes the group (as in PyTorch), completed with the defaults, once
+        everything in it has been checked; a refused group leaves it and the optimizer as
+        they were.
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"param group must be a dict, got {type(param_group).__name__}")
-        params = param_group.get("params")
-        if isinstance(params, Tensor):
-            params = [params]
-        elif isinstance(params, (set, frozenset)):
-            raise TypeError("optimizer parameters must be an ordered collection, not a set")
-        params = list(params or ())
+        params, names = _split_params(param_group.get("params"))
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is "
+                    f"{type(p).__name__}"
+                )
             if not p.is_leaf:
-                raise ValueError("optimizer can't optimize a non-leaf Tensor")
+                raise ValueError("can't optimize a non-leaf Tensor")
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
             raise ValueError("a parameter appears twice in one parameter group")
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if existing.intersection(ids):
             raise ValueError("some parameters appear in more than one parameter group")
+        if self.param_groups and ("param_names" in self.param_groups[0]) != bool(names):
+            raise ValueError(
+                "all optimizer param groups should be with/without names: name every "
+                "parameter of every group (named_parameters()) or none"
+            )
         group = {**self.defaults, **param_group, "params": params}
+        if names:
+            group["param_names"] = names
         self._validate(group)
-        self.param_groups.append(group)
+        param_group.update(group)
+        self.param_groups.append(param_group)
+        self._init_state(param_group)
+
+    def _init_state(self, group: dict[str, Any]) -> None:
+        """Create state for a new group's parameters (optimizers that need it up front)."""
 
     def _validate(self, group: dict[str, Any]) -> None:
-        """Check a group's hyper-parameters (subclasses add their own checks)."""
-        _check_nonnegative("learning rate", group["lr"])
+        """Check a group's hyper-parameters; subclasses check their own after calling this.
+
+        ``foreach``, ``fused`` and ``capturable`` choose among PyTorch's implementations of the
+        same update (loops, fused kernels, CUDA graphs); tensorgrad has one, so they are
+        accepted and kept in the groups (state dicts keep PyTorch's keys), and change nothing.
+        """
+        owner = type(self).__name__
+        for name, value in group.items():
+            if name in ("lr", "momentum", "dampening", "weight_decay", "eps", "alpha", "rho"):
+                _check_number(owner, name, value)
+        if "lr" in group:
+            _check_nonnegative("learning rate", group["lr"])
+        if group.get("differentiable"):
+            raise NotImplementedError(
+                f"{owner}: differentiable=True is not supported: tensorgrad's optimizers update "
+                "arrays outside the graph (see docs/porting.md)"
+            )
+        if group.get("fused") and group.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clear gradients: set them to None (PyTorch's default), or zero them in place."""
+        """Clear gradients: set them to None (PyTorch's default), or, with
+        ``set_to_none=False``, zero them in place; a gradient that is part of a graph
+        (``backward(create_graph=True)``) is replaced by zeros detached from it."""
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none or p._grad is None:
                     p._grad = None
                 else:
-                    _grad_array(p).fill(0)
+                    _zero_gradient(p)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re)computes the loss first."""
@@ -105,11 +161,8 @@ class Optimizer:
         """Refuse, before anything changes, to step when a parameter that has a gradient holds
         a read-only array (a half-done step would leave parameters and state out of step)."""
         for g, group in enumerate(self.param_groups):
-            params = group["params"]
-            if all(map(_WRITEABLE, map(_DATA, params))):  # the usual case, in C
-                continue
-            for i, p in enumerate(params):
-                if p._grad is not None and not p._data.flags.writeable:
+            for i, p in enumerate(group["params"]):
+                if not p._data.flags.writeable and p._grad is not None:
                     raise ValueError(
                         f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
                         f"{p.shape}) holds a read-only array; nothing was updated"
@@ -123,12 +176,16 @@ class Optimizer:
         """The group's parameters that have a gradient (the others are skipped)."""
         return [p for p in group["params"] if p._grad is not None]
 
-    def _tmp(self, p: Tensor) -> np.ndarray:
-        """A scratch array shaped like ``p``, reused across steps to avoid temporaries."""
+    def _tmp(self, p: Tensor, which: int = 0) -> np.ndarray:
+        """Scratch array number ``which`` shaped like ``p``, reused across steps: large
+        temporaries would cost a fresh allocation (and page faults) every step."""
         entry = self._scratch.get(p)
         if entry is None or entry[0] is not p._data:  # new, or ``p.data`` was replaced
-            entry = self._scratch[p] = (p._data, np.empty_like(p._data))
-        return entry[1]
+            entry = self._scratch[p] = (p._data, [])
+        arrays = entry[1]
+        while len(arrays) <= which:
+            arrays.append(np.empty_like(p._data))
+        return arrays[which]
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles leave out the scratch and flat-update caches: they hold arrays
@@ -143,8 +200,12 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}``,
-        PyTorch's layout: parameters are numbered in group order, state values are copies."""
-        index = {id(p): i for i, p in enumerate(self._params())}
+        PyTorch's layout: parameters are numbered in group order. Unlike PyTorch's, the
+        values are copies (a checkpoint taken now does not change as training goes on) and
+        ``step`` is an int, not a 0-d tensor."""
+        index: dict[int, int] = {}
+        for p in self._params():
+            index.setdefault(id(p), len(index))
         groups = [
             {
                 **{k: copy.deepcopy(v) for k, v in g.items() if k != "params"},
@@ -155,53 +216,157 @@ class Optimizer:
         state = {
             index[id(p)]: {k: copy.deepcopy(v) for k, v in s.items()}
             for p, s in self.state.items()
-            if id(p) in index
+            if id(p) in index and s
         }
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore hyper-parameters and per-parameter state saved by :meth:`state_dict`.
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore hyper-parameters and per-parameter state saved by :meth:`state_dict` (or by
+        PyTorch's: its tensors are read through ``__array__``, its 0-d ``step`` becomes an int).
 
-        The optimizer must have been built over parameters of the same shapes in the same
-        groups; floating state is cast to each parameter's dtype.
+        Everything is checked before anything changes: the number of groups and of parameters
+        in each, the hyper-parameters, and each state entry's name, shape and dtype; one
+        ``ValueError`` lists every problem. Floating state is cast to its parameter's dtype.
         """
-        groups, saved_groups = self.param_groups, state_dict["param_groups"]
-        if len(groups) != len(saved_groups):
+        problems: list[str] = []
+        groups, new_state = self._read_state_dict(state_dict, problems)
+        if problems:
             raise ValueError(
-                f"load_state_dict: the saved state has {len(saved_groups)} parameter groups, "
-                f"this optimizer {len(groups)}"
+                f"{type(self).__name__}.load_state_dict: nothing was loaded:\n  "
+                + "\n  ".join(problems)
             )
-        for i, (group, saved) in enumerate(zip(groups, saved_groups, strict=True)):
-            if len(group["params"]) != len(saved["params"]):
-                raise ValueError(
-                    f"load_state_dict: parameter group {i} has {len(group['params'])} "
-                    f"parameters, the saved group {len(saved['params'])}"
-                )
-        params = {}
-        for group, saved in zip(groups, saved_groups, strict=True):
-            params.update(zip(saved["params"], group["params"], strict=True))
-        new_state: dict[Tensor, dict[str, Any]] = {}
-        for key, values in state_dict["state"].items():
-            p = params.get(int(key))
-            if p is None:
-                raise ValueError(f"load_state_dict: state for unknown parameter index {key}")
-            new_state[p] = {}
-            for name, value in values.items():
-                if isinstance(value, (np.ndarray, Tensor)):
-                    array = value._data if isinstance(value, Tensor) else value
-                    if array.shape != p.shape:
-                        raise ValueError(
-                            f"load_state_dict: state {name!r} of parameter {key} has shape "
-                            f"{array.shape}, the parameter {p.shape}"
-                        )
-                    dtype = p.dtype if array.dtype.kind == "f" else array.dtype
-                    value = np.array(array, dtype=dtype, copy=True)
-                else:
-                    value = copy.deepcopy(value)
-                new_state[p][name] = value
-        for group, saved in zip(groups, saved_groups, strict=True):
-            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+        for group, new in zip(self.param_groups, groups, strict=True):
+            group.clear()
+            group.update(new)
         self.state = new_state
+        self._flat.clear()
+
+    def _read_state_dict(
+        self, state_dict: Any, problems: list[str]
+    ) -> tuple[list[dict[str, Any]], defaultdict[Tensor, dict[str, Any]]]:
+        """The groups and state that ``state_dict`` describes, as copies; what is wrong with it
+        goes to ``problems`` (nothing here changes the optimizer)."""
+        new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        if not isinstance(state_dict, Mapping):
+            problems.append(f"expected a dict, got {type(state_dict).__name__}")
+            return [], new_state
+        missing = [key for key in ("state", "param_groups") if key not in state_dict]
+        unexpected = sorted(map(repr, set(state_dict) - {"state", "param_groups"}))
+        if missing or unexpected:
+            problems.append(f"missing keys {missing}, unexpected keys [{', '.join(unexpected)}]")
+            return [], new_state
+        saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        if len(saved_groups) != len(self.param_groups):
+            problems.append(
+                f"the saved state has {len(saved_groups)} parameter groups, this optimizer "
+                f"{len(self.param_groups)}"
+            )
+            return [], new_state
+        groups, params, unchecked = [], {}, set()  # unchecked: the params of refused groups
+        for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups, strict=True)):
+            new = self._read_group(i, group, saved, problems)
+            groups.append(new)
+            if new is None:
+                if isinstance(saved, Mapping) and isinstance(saved.get("params"), (list, tuple)):
+                    unchecked.update(saved["params"])
+                continue
+            for index, p in zip(saved["params"], group["params"], strict=True):
+                if index in params:
+                    problems.append(f"parameter index {index!r} appears twice")
+                params[index] = (p, new)
+        if not isinstance(saved_state, Mapping):
+            problems.append(f"'state' must be a dict, got {type(saved_state).__name__}")
+            return groups, new_state
+        for index, values in saved_state.items():
+            found = params.get(index)
+            if found is None and isinstance(index, str) and index.isdigit():  # keys from JSON
+                found = params.get(int(index))
+            if found is None:
+                if index not in unchecked:
+                    problems.append(f"state for parameter {index!r}, which no group has")
+                continue
+            p, group = found
+            entry = self._read_entry(index, p, group, values, problems)
+            if entry:
+                new_state[p] = entry
+        return groups, new_state
+
+    def _read_group(
+        self, i: int, group: dict[str, Any], saved: Any, problems: list[str]
+    ) -> dict[str, Any] | None:
+        """Group ``i`` as loading ``saved`` makes it (its own parameters, the saved
+        hyper-parameters, defaults for any the save lacks), or None with the problems noted."""
+        if not isinstance(saved, Mapping) or not isinstance(saved.get("params"), (list, tuple)):
+            problems.append(f"parameter group {i} must be a dict with a 'params' list")
+            return None
+        if len(saved["params"]) != len(group["params"]):
+            problems.append(
+                f"parameter group {i} has {len(group['params'])} parameters, the saved group "
+                f"{len(saved['params'])}"
+            )
+            return None
+        new = {**self.defaults, **copy.deepcopy({k: v for k, v in saved.items() if k != "params"})}
+        new["params"] = group["params"]
+        if "param_names" not in saved and "param_names" in group:
+            new["param_names"] = list(group["param_names"])
+        try:
+            self._validate(new)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError) as exc:
+            problems.append(f"parameter group {i}: {exc}")
+            return None
+        return new
+
+    def _read_entry(
+        self, index: Any, p: Tensor, group: dict[str, Any], values: Any, problems: list[str]
+    ) -> dict[str, Any]:
+        """One parameter's saved state, checked and copied (arrays in the parameter's dtype)."""
+        if not isinstance(values, Mapping):
+            problems.append(f"state of parameter {index}: expected a dict, got {values!r}")
+            return {}
+        entry: dict[str, Any] = {}
+        problems_before = len(problems)
+        known = self._STATE_ARRAYS + self._STATE_NUMBERS
+        unexpected = [name for name in values if name not in known]
+        if unexpected:
+            problems.append(
+                f"state of parameter {index}: unexpected keys {unexpected} ({type(self).__name__} "
+                f"keeps {list(known)})"
+            )
+        for name in self._STATE_NUMBERS:
+            if name in values:
+                value = _number(values[name])
+                if value is None:
+                    problems.append(
+                        f"state {name!r} of parameter {index}: expected a whole number, got "
+                        f"{values[name]!r}"
+                    )
+                entry[name] = value
+        for name in self._STATE_ARRAYS:
+            value = values.get(name)
+            if value is None:
+                continue
+            array = _array(value)
+            if array is None or array.dtype.kind not in "fiu":
+                kind = type(value).__name__ if array is None else str(array.dtype)
+                problems.append(
+                    f"state {name!r} of parameter {index}: expected a real array, got {kind}"
+                )
+            elif array.shape != p.shape:
+                problems.append(
+                    f"state {name!r} of parameter {index}: shape {array.shape}, the parameter "
+                    f"{p.shape}"
+                )
+            else:
+                entry[name] = np.array(array, dtype=p.dtype, copy=True)
+        if values and len(problems) == problems_before:
+            missing = [name for name in self._required_state(group) if name not in entry]
+            if missing:
+                problems.append(f"state of parameter {index}: missing keys {missing}")
+        return entry
+
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The state names a parameter's non-empty state must have under ``group``."""
+        return self._STATE_ARRAYS + self._STATE_NUMBERS
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -209,3 +374,63 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines.extend(f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params")
         return "\n".join([*lines, ")"])
+
+
+def _split_params(params: Any) -> tuple[list[Any], list[str]]:
+    """A group's ``params`` as a list, and the names when given as ``(name, tensor)`` pairs."""
+    if isinstance(params, Tensor):
+        return [params], []
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(
+            "optimizer parameters need to be organized in ordered collections, but the "
+            "ordering of tensors in sets will change between runs; use a list"
+        )
+    if params is None:
+        raise ValueError("a parameter group needs a 'params' entry")
+    items = list(params)
+    names = [item[0] for item in items if isinstance(item, tuple)]
+    if not names:
+        return items, []
+    if len(names) != len(items) or not all(len(item) == 2 for item in items):
+        raise ValueError(
+            "all optimizer params should be with/without names. Some param names are missing"
+        )
+    return [item[1] for item in items], names
+
+
+def _number(value: Any) -> int | None:
+    """A saved step count as an int (PyTorch saves a 0-d float tensor), or None if it is not
+    a whole number."""
+    array = _array(value)
+    if array is None or array.size != 1 or array.dtype.kind not in "fiu":
+        return None
+    number = array.reshape(()).item()
+    if isinstance(number, bool) or not math.isfinite(number) or number != int(number):
+        return None
+    return int(number)
+
+
+def _array(value: Any) -> np.ndarray | None:
+    """``value`` as a NumPy array (a Tensor's, a number's, or through ``__array__``, as a
+    PyTorch tensor gives), or None."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (np.ndarray, numbers.Real)) or hasattr(value, "__array__"):
+        try:
+            return np.asarray(value)
+        except (TypeError, ValueError, RuntimeError):
+            return None
+    return None
+
+
+def _zero_gradient(p: Tensor) -> None:
+    """Zero ``p``'s gradient in place; one that is part of a graph is detached first, as
+    PyTorch's ``zero_grad(set_to_none=False)`` does (here: replaced by a zero array)."""
+    grad = p._grad
+    if type(grad) is np.ndarray:
+        grad.fill(0)
+    elif grad.requires_grad:  # from backward(create_graph=True): cut it off its graph
+        p._grad = np.zeros_like(grad._data)
+    else:
+        grad._data.fill(0)
+        mark_changed((grad,))

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.core.engine import grad_array as _grad_array
-from tensorgrad.core.engine import mark_changed
+from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 
@@ -26,25 +25,34 @@ class RMSprop(Optimizer):
     ``grad_avg`` (ḡ) when used.
     """
 
+    _STATE_ARRAYS = ("square_avg", "momentum_buffer", "grad_avg")
+    _STATE_NUMBERS = ("step",)
+
     def __init__(
         self,
         params: Iterable[Any],
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
-        momentum: float = 0.0,
+        weight_decay: float = 0,
+        momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(
             lr=lr,
+            momentum=momentum,
             alpha=alpha,
             eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
             centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
             maximize=maximize,
+            differentiable=differentiable,
         )
         super().__init__(params, defaults)
 
@@ -55,21 +63,25 @@ class RMSprop(Optimizer):
         _check_nonnegative("weight_decay value", group["weight_decay"])
         _check_nonnegative("alpha value", group["alpha"])
 
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("step", "square_avg")  # the others: made when first needed
+
     def _update(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])
         weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
         centered, maximize = group["centered"], group["maximize"]
         params = self._with_grad(group)
         for p in params:
-            param, g = p._data, _grad_array(p)
-            state = self.state.setdefault(p, {})
+            param, g = p._data, grad_array(p)
+            state = self.state[p]
             if not state:
                 state["step"] = 0
                 state["square_avg"] = np.zeros_like(param)
-                if momentum > 0:
-                    state["momentum_buffer"] = np.zeros_like(param)
-                if centered:
-                    state["grad_avg"] = np.zeros_like(param)
+            # made at the first step that needs them (also after turning them on later)
+            if momentum > 0 and state.get("momentum_buffer") is None:
+                state["momentum_buffer"] = np.zeros_like(param)
+            if centered and state.get("grad_avg") is None:
+                state["grad_avg"] = np.zeros_like(param)
             state["step"] += 1
             tmp = self._tmp(p)
             if maximize:

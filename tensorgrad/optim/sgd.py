@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from tensorgrad.core.engine import data_of as _DATA
-from tensorgrad.core.engine import grad_array as _grad_array
-from tensorgrad.core.engine import mark_changed
+from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.optim._axpy import Axpy, axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
@@ -27,15 +24,24 @@ class SGD(Optimizer):
     State per parameter: ``momentum_buffer`` (only when momentum ≠ 0).
     """
 
+    _STATE_ARRAYS = ("momentum_buffer",)
+
+    #: the speed trick of this class, on by default: see ``_FlatMomentum``
+    _use_flat_momentum = True
+
     def __init__(
         self,
         params: Iterable[Any],
         lr: float = 1e-3,
-        momentum: float = 0.0,
-        dampening: float = 0.0,
-        weight_decay: float = 0.0,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
         nesterov: bool = False,
+        *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -44,6 +50,9 @@ class SGD(Optimizer):
             weight_decay=weight_decay,
             nesterov=nesterov,
             maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
         )
         super().__init__(params, defaults)
 
@@ -54,29 +63,35 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ()  # no buffer without momentum; a missing one starts again from g
+
     def _update(self, group: dict[str, Any]) -> None:
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = group["nesterov"], group["maximize"]
-        state = self.state
         params = self._with_grad(group)
-        plain = momentum and not (dampening or weight_decay or nesterov or maximize)
-        every = params and len(params) == len(group["params"])
-        if plain and every and self._flat_step(params, lr, momentum):
+        plain_momentum = (
+            momentum
+            and not (dampening or weight_decay or nesterov or maximize)
+            and len(params) == len(group["params"])
+            and self._use_flat_momentum
+        )
+        if plain_momentum and self._flat_momentum_step(group, params, lr, momentum):
             mark_changed(params)
             return
+        state = self.state
         for p in params:
-            param, d = p._data, _grad_array(p)
+            param, d = p._data, grad_array(p)
             tmp = self._tmp(p)
             if maximize:
                 d = np.negative(d, tmp)
             if weight_decay:
                 d = np.add(d, param * weight_decay, tmp)
             if momentum:
-                buffers = state.get(p)
-                buf = None if buffers is None else buffers.get("momentum_buffer")
+                buf = state[p].get("momentum_buffer")
                 if buf is None:
-                    buf = state.setdefault(p, {})["momentum_buffer"] = d.copy()
+                    buf = state[p]["momentum_buffer"] = d.copy()
                 else:
                     buf *= momentum
                     if dampening:
@@ -85,50 +100,44 @@ class SGD(Optimizer):
                 d = np.add(d, buf * momentum, tmp) if nesterov else buf
             axpy(-lr, d, param, tmp)
         mark_changed(params)
+        if plain_momentum:  # the next steps can take the flat path
+            self._flat_momentum_prepare(group, params)
 
-    def _flat_step(self, params: list[Tensor], lr: float, momentum: float) -> bool:
-        """The usual step (plain momentum, every parameter with a gradient) with the momentum
-        buffers as views into one array, so that decaying them is one NumPy call for the whole
-        group, and with the updates ``p -= lr * buffer`` prepared once (see ``_axpy``). The
-        results are those of the per-parameter step, bit for bit. Returns False, doing
-        nothing, where the buffers are not (or no longer, after ``load_state_dict`` or a change
-        to ``state``) such views, or the dtypes differ."""
-        flat = self._flat.get(id(params[0]))
-        if flat is None or flat.ids != tuple(map(id, params)):
-            if any(p in self.state for p in params) or len({p.dtype for p in params}) != 1:
-                return False
-            flat = self._flat[id(params[0])] = _FlatBuffers(params)
-            for p, buffer in zip(params, flat.buffers):
-                np.copyto(buffer, _grad_array(p))  # the first step: b = g
-                self.state[p] = {"momentum_buffer": buffer}
-        elif not flat.in_state(params, self.state):
-            del self._flat[id(params[0])]
+    # ------------------------------------------------------------- speed: one flat buffer
+    def _flat_momentum_step(
+        self, group: dict[str, Any], params: list[Tensor], lr: float, momentum: float
+    ) -> bool:
+        """The usual step (plain momentum, every parameter with a gradient) over the group's
+        flat buffer, when one is prepared and still fits; False, doing nothing, otherwise."""
+        flat = self._flat.get(id(group))
+        if flat is None or not flat.fits(params, self.state):
             return False
-        else:
-            flat.buffer *= momentum
-            _each(np.add, flat.buffers, list(map(_grad_array, params)))
-        targets = list(map(_DATA, params))
-        if flat.update is None or not all(map(operator.is_, targets, flat.update.ys)):
-            flat.update = Axpy(flat.buffers, targets)  # new, or some ``p.data`` was replaced
-        flat.update(-lr)
+        flat.step(params, lr, momentum)
         return True
 
+    def _flat_momentum_prepare(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        """Move the group's momentum buffers into one flat array for the next steps."""
+        live = {id(g) for g in self.param_groups}
+        for key in [key for key in self._flat if key not in live]:  # groups since removed
+            del self._flat[key]
+        self._flat.pop(id(group), None)
+        if len({p.dtype for p in params}) == 1:
+            self._flat[id(group)] = _FlatMomentum(params, self.state)
 
-_MOMENTUM_BUFFER = operator.itemgetter("momentum_buffer")
 
+class _FlatMomentum:
+    """Speed: the momentum buffers of a group as views into one array, so that decaying them
+    is one NumPy call for the whole group instead of one per parameter, and the updates
+    ``θ -= lr·b`` prepared once (``_axpy.Axpy``). Results equal the per-parameter step's bit
+    for bit; ``fits`` sends the step back to that path when the group's parameters, their
+    arrays or the state's buffers have changed (a user's edit, ``load_state_dict``).
 
-def _each(ufunc: np.ufunc, targets: list[np.ndarray], operands: list[np.ndarray]) -> None:
-    """``ufunc(t, o, out=t)`` for each pair: in place, with ``map`` running the loop in C."""
-    for _ in map(ufunc, targets, operands, targets):
-        pass
+    Building it copies each parameter's buffer into the flat array and puts the view into
+    the state in its place: a buffer array held from before then no longer follows training.
+    """
 
-
-class _FlatBuffers:
-    """One array for the momentum buffers of some parameters, cut into views shaped like the
-    parameters, and the prepared update ``p += alpha * buffer`` of each parameter."""
-
-    def __init__(self, params: list[Tensor]) -> None:
-        self.ids = tuple(map(id, params))
+    def __init__(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> None:
+        self.ids = [id(p) for p in params]
         sizes = [p._data.size for p in params]
         self.buffer = np.empty(sum(sizes), dtype=params[0].dtype)
         bounds = np.cumsum([0, *sizes]).tolist()
@@ -136,13 +145,29 @@ class _FlatBuffers:
             self.buffer[start:stop].reshape(p.shape)
             for start, stop, p in zip(bounds, bounds[1:], params)
         ]
-        self.update: Axpy | None = None  # made by the first update
+        for p, view in zip(params, self.buffers):
+            np.copyto(view, state[p]["momentum_buffer"])
+            state[p]["momentum_buffer"] = view
+        self.update = Axpy(self.buffers, [p._data for p in params])
 
-    def in_state(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
-        """Whether ``state`` still holds these very buffers for ``params`` (it may have been
-        cleared, or a buffer replaced), checked by identity with the loop in C."""
-        try:
-            held = map(_MOMENTUM_BUFFER, map(state.__getitem__, params))
-            return all(map(operator.is_, held, self.buffers))
-        except (KeyError, TypeError):
+    def fits(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
+        """Whether these are still the parameters, arrays and state buffers it was built for."""
+        if len(params) != len(self.ids):
             return False
+        for p, expected, buffer, target in zip(params, self.ids, self.buffers, self.update.ys):
+            entry = state.get(p)
+            if (
+                id(p) != expected
+                or p._data is not target
+                or entry is None
+                or entry.get("momentum_buffer") is not buffer
+            ):
+                return False
+        return True
+
+    def step(self, params: list[Tensor], lr: float, momentum: float) -> None:
+        """``b ← momentum·b + g`` and ``θ ← θ − lr·b`` for every parameter."""
+        self.buffer *= momentum
+        for buffer, p in zip(self.buffers, params):
+            buffer += grad_array(p)
+        self.update(-lr)

@@ -121,3 +121,80 @@ def test_manual_seed_makes_initialisation_reproducible():
     np.testing.assert_array_equal(init.xavier_normal_(fresh()).numpy(), a)
     np.testing.assert_array_equal(init.kaiming_uniform_(fresh()).numpy(), b)
     assert not np.array_equal(init.xavier_normal_(fresh()).numpy(), a)
+
+
+# --------------------------------------------------------------------- what is refused
+@pytest.mark.parametrize(
+    "fill, error, message",
+    [
+        (
+            lambda t: init.uniform_(t, 1, 0),
+            RuntimeError,
+            r"\[from, to\) range, but found from=1 > to=0",
+        ),
+        (lambda t: init.uniform_(t, 0, math.inf), RuntimeError, "b=inf is out of bounds"),
+        (lambda t: init.uniform_(t, math.nan, 1), RuntimeError, "a=nan is out of bounds"),
+        (lambda t: init.uniform_(t, "0", 1), TypeError, "uniform_: a must be a number, got str"),
+        (
+            lambda t: init.normal_(t, 0, -1),
+            RuntimeError,
+            "normal expects std >= 0.0, but found std -1",
+        ),
+        (lambda t: init.normal_(t, None), TypeError, "normal_: mean must be a number"),
+    ],
+)
+def test_bad_bounds_are_refused_as_pytorch_refuses_them(fill, error, message):
+    tensor = fresh((3,))
+    with pytest.raises(error, match=message):
+        fill(tensor)
+    np.testing.assert_array_equal(tensor.numpy(), 0.0)  # untouched
+
+
+def test_equal_bounds_fill_with_that_value():
+    np.testing.assert_array_equal(init.uniform_(fresh((3,)), 0.5, 0.5).numpy(), 0.5)
+    np.testing.assert_array_equal(init.normal_(fresh((3,)), 2.0, 0.0).numpy(), 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize(
+    "fill",
+    [
+        init.uniform_,
+        init.normal_,
+        init.kaiming_uniform_,
+        init.kaiming_normal_,
+        init.xavier_uniform_,
+        init.xavier_normal_,
+    ],
+)
+def test_random_fills_of_integer_tensors_are_refused(fill, dtype):
+    """NumPy would round the draws silently; PyTorch has no random fill for these dtypes."""
+    tensor = tg.Tensor(np.zeros((3, 4), dtype=dtype))
+    with pytest.raises(
+        NotImplementedError, match=f"random fill not implemented for {np.dtype(dtype)}"
+    ):
+        fill(tensor)
+    np.testing.assert_array_equal(tensor.numpy(), 0)
+    init.constant_(tensor, 1)  # a constant is fine, as in PyTorch
+    np.testing.assert_array_equal(tensor.numpy(), 1)
+
+
+@pytest.mark.parametrize(
+    "name, args, integer",
+    [
+        ("uniform_", (1.0, 0.0), False),
+        ("normal_", (0.0, -1.0), False),
+        ("uniform_", (), True),
+        ("normal_", (), True),
+        ("kaiming_uniform_", (), True),
+        ("xavier_normal_", (), True),
+    ],
+)
+def test_pytorch_refuses_the_same_with_the_same_error_type(name, args, integer):
+    torch = pytest.importorskip("torch")
+    theirs = torch.zeros(3, 4, dtype=torch.int64 if integer else torch.float32)
+    ours = tg.Tensor(np.zeros((3, 4), dtype=np.int64 if integer else np.float32))
+    with pytest.raises(Exception) as caught:
+        getattr(torch.nn.init, name)(theirs, *args)
+    with pytest.raises(caught.type):
+        getattr(init, name)(ours, *args)
