@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorgrad as tg
 from tensorgrad.data import (
@@ -358,3 +361,45 @@ def test_random_split_reproducible_and_errors() -> None:
         random_split(Items(10), [-0.5, 1.5])
     with pytest.raises(TypeError, match="lengths must be numbers"):
         random_split(Items(10), ["5", 5])
+
+
+# Properties
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    batch_size=st.integers(1, 12),
+    drop_last=st.booleans(),
+    shuffle=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_an_epoch_visits_every_item_once_in_full_batches(n, batch_size, drop_last, shuffle, seed):
+    loader = DataLoader(dataset(n), batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed)
+    batches = labels_of(loader)
+    assert len(batches) == len(loader)
+    visited = [i for batch in batches for i in batch]
+    assert len(set(visited)) == len(visited)  # nothing twice
+    assert len(visited) == (n - n % batch_size if drop_last else n)
+    assert all(len(b) == batch_size for b in batches[:-1] if b)
+    if not shuffle:
+        assert visited == list(range(len(visited)))
+    per_item = labels_of(
+        DataLoader(Items(n), batch_size, shuffle=shuffle, drop_last=drop_last, seed=seed)
+    )
+    assert per_item == batches  # the fast path and the item-by-item path agree
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 200), cuts=st.lists(st.integers(1, 20), min_size=1, max_size=5))
+def test_random_split_by_fractions_covers_the_dataset(n, cuts):
+    fractions = [c / sum(cuts) for c in cuts]
+    if not (math.isclose(sum(fractions), 1) and sum(fractions) <= 1):
+        return  # rounding pushed the sum over 1: PyTorch treats these as counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # splits of length 0 warn
+        parts = random_split(Items(n), fractions, generator=0)
+    sizes = [len(p) for p in parts]
+    assert sum(sizes) == n
+    assert all(abs(size - f * n) <= len(cuts) for size, f in zip(sizes, fractions))
+    assert sorted(i for p in parts for i in p.indices) == list(range(n))
