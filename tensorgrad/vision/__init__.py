@@ -20,7 +20,12 @@ __all__ = ["datasets", "transforms", "utils"]
 def __getattr__(name: str) -> Any:
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    message = f"module {__name__!r} has no attribute {name!r}"
+    if not name.startswith("__"):
+        message += (
+            f"; of torchvision, tensorgrad.vision has {', '.join(__all__)} (see docs/porting.md)"
+        )
+    raise AttributeError(message)
 
 
 def __dir__() -> list[str]:

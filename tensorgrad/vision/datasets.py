@@ -40,6 +40,16 @@ from tensorgrad.data.idx import read_idx
 __all__ = ["MNIST", "FashionMNIST", "MNISTNotFoundError", "VisionDataset"]
 
 
+def __getattr__(name: str) -> Any:
+    message = f"module {__name__!r} has no attribute {name!r}"
+    if not name.startswith("__"):
+        message += (
+            "; of torchvision's datasets, tensorgrad has MNIST and FashionMNIST "
+            "(see docs/porting.md)"
+        )
+    raise AttributeError(message)
+
+
 class MNISTNotFoundError(DatasetNotFoundError, RuntimeError):
     """The files were neither found nor downloaded. A RuntimeError, as torchvision raises, and
     a :class:`tensorgrad.data.DatasetNotFoundError` (a FileNotFoundError)."""

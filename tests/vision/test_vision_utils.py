@@ -200,3 +200,16 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "False", "tensorgrad.vision.transforms"]
+
+
+def test_what_torchvision_has_and_tensorgrad_has_not_is_named() -> None:
+    import tensorgrad.vision as vision
+    from tensorgrad.vision import datasets, transforms
+
+    with pytest.raises(AttributeError, match=r"no attribute 'models'; .*\(see docs/porting.md\)"):
+        _ = vision.models
+    with pytest.raises(AttributeError, match=r"'RandomCrop'; .* ToTensor, Normalize, Compose"):
+        _ = transforms.RandomCrop
+    with pytest.raises(AttributeError, match=r"'CIFAR10'; .* MNIST and FashionMNIST"):
+        _ = datasets.CIFAR10
+    assert not hasattr(transforms, "__path_hooks__")

@@ -19,6 +19,16 @@ from tensorgrad.vision.transforms.functional import channel_values, scale_bytes
 __all__ = ["Compose", "Lambda", "Normalize", "ToTensor", "functional"]
 
 
+def __getattr__(name: str) -> Any:
+    message = f"module {__name__!r} has no attribute {name!r}"
+    if not name.startswith("__"):
+        message += (
+            "; of torchvision's transforms, tensorgrad has ToTensor, Normalize, Compose and "
+            "Lambda (see docs/porting.md)"
+        )
+    raise AttributeError(message)
+
+
 class Compose:
     """Apply ``transforms`` one after the other."""
 
