@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bench import __main__ as cli
-from bench import common, memory, mlp, ops, scalar
+from bench import common, loader, memory, mlp, ops, scalar
 
 
 def smoke_args(*extra: str):
@@ -158,6 +158,18 @@ def test_memory_tables_come_from_subprocesses():
     assert all(float(row[2].replace(",", "")) > 0 for row in epoch[2:])
     assert [row[0] for row in flat[2:]] == ["after step 10", "after step 30"]
     assert re.search(r"Memory over 30 steps: (flat|\*\*growing\*\*)", text)
+
+
+def test_loader_table():
+    text = loader.run(smoke_args())
+    (table,) = tables(text)
+    assert [row[0].split(",")[0] for row in table[2:]] == [
+        "MNIST + ToTensor + Normalize",
+        "MNIST + ToTensor + Normalize",
+        "TensorDataset (N×784 float32)",
+    ]
+    assert all(float(row[1].replace(",", "")) > 0 for row in table[2:])
+    assert re.search(r"Batched MNIST transforms: [\d.]+× \([\d.]+–[\d.]+\)", text)
 
 
 def test_main_prints_and_writes_the_report(tmp_path, capsys):

@@ -60,7 +60,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             backend.as_device(device)
         if len(data) == 1 and isinstance(data[0], Tensor):
             array = data[0]._data if dtype is None else data[0]._data.astype(dtype)
-        elif len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+        elif len(data) == 1 and type(data[0]) is not int:
             value = data[0]
             if isinstance(value, (list, tuple)):
                 array = backend.as_array(value, dtype or backend.DEFAULT_FLOAT)
@@ -71,8 +71,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
                 )
             else:
                 array = backend.as_array(value, dtype)
-        else:
-            array = backend.zeros(shape_args(data), dtype or backend.DEFAULT_FLOAT)
+        else:  # sizes, as ints (none: an empty tensor, as PyTorch's Tensor())
+            shape = shape_args(data) if data else (0,)
+            array = backend.zeros(shape, dtype or backend.DEFAULT_FLOAT)
         self._data = array
         self._grad: Any = None  # see engine.grad_array
         self._node: ops.Op | None = None

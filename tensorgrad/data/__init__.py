@@ -1,16 +1,21 @@
-"""Datasets, batch loading, and MNIST / Fashion-MNIST / digits for tensorgrad.
+"""Datasets, samplers, batch loading, and MNIST / Fashion-MNIST / digits for tensorgrad.
 
-Importing this package is cheap: the tensor engine is imported when the first batch is made
-into Tensors, scikit-learn when the digits are loaded, and urllib when something is
-downloaded.
+The dataset, sampler and loader classes are PyTorch's ``torch.utils.data`` (a PyTorch
+program's ``torch.utils.data`` becomes ``tensorgrad.data``). Importing this package is cheap:
+the tensor engine is imported when the first batch is made into Tensors, scikit-learn when
+the digits are loaded, and urllib when something is downloaded.
 """
 
+from tensorgrad.data.collate import default_collate, default_convert, stack_samples
+from tensorgrad.data.dataloader import DataLoader, get_worker_info
 from tensorgrad.data.dataset import (
-    DataLoader,
+    ChainDataset,
+    ConcatDataset,
     Dataset,
+    IterableDataset,
+    Subset,
     TensorDataset,
-    default_collate,
-    stack_samples,
+    random_split,
 )
 from tensorgrad.data.datasets import (
     DATA_ENV,
@@ -32,6 +37,14 @@ from tensorgrad.data.datasets import (
 from tensorgrad.data.download import DEFAULT_TIMEOUT, download_file, md5sum
 from tensorgrad.data.errors import DatasetError, DatasetNotFoundError, DownloadError
 from tensorgrad.data.idx import IDX_DTYPES, read_idx, write_idx
+from tensorgrad.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
 __all__ = [
     "DATASET_NAMES",
@@ -44,21 +57,34 @@ __all__ = [
     "MIRRORS",
     "MIRROR_ENV",
     "SYSTEM_DIRS",
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
     "DataLoader",
     "Dataset",
     "DatasetError",
     "DatasetNotFoundError",
     "DownloadError",
+    "IterableDataset",
     "LoadedDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "Subset",
+    "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "cache_dir",
     "default_collate",
+    "default_convert",
     "download_file",
+    "get_worker_info",
     "load_dataset",
     "load_digits",
     "load_fashion_mnist",
     "load_mnist",
     "md5sum",
+    "random_split",
     "read_idx",
     "search_dirs",
     "stack_samples",

@@ -1,4 +1,8 @@
-"""Dataset, TensorDataset and DataLoader."""
+"""Dataset, TensorDataset and DataLoader: batches, order, fast path, argument checks.
+
+PyTorch's semantics (samplers, collation, error types) are compared with PyTorch itself in
+test_data_pytorch.py.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,25 @@ import numpy as np
 import pytest
 
 import tensorgrad
-from tensorgrad.data import DataLoader, Dataset, TensorDataset, default_collate, stack_samples
+from tensorgrad.data import DataLoader, Dataset, TensorDataset, stack_samples
+from tensorgrad.data.collate import batch_to_tensors
 
 
-def keep(batch):
-    return batch
+class NumpyLoader:
+    """A DataLoader whose batches are read back as lists of NumPy arrays."""
+
+    def __init__(self, dataset, *args, **kwargs) -> None:
+        self.loader = DataLoader(dataset, *args, **kwargs)
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self):
+        # map() keeps iter() eager, as the loader's own iterator is.
+        return map(lambda batch: [t.data for t in batch], iter(self.loader))
 
 
-def numpy_loader(dataset, *args, **kwargs) -> DataLoader:
-    return DataLoader(dataset, *args, collate_fn=keep, **kwargs)
+numpy_loader = NumpyLoader
 
 
 def xy(n: int = 10) -> tuple[np.ndarray, np.ndarray]:
@@ -42,8 +56,13 @@ class Squares(Dataset):
 
 
 class FakeTensor:
+    """Another library's tensor: read through its ``numpy()``, as PyTorch's would be."""
+
     def __init__(self, data: np.ndarray) -> None:
-        self.data = data
+        self._array = data
+
+    def numpy(self) -> np.ndarray:
+        return self._array
 
 
 # TensorDataset
@@ -82,9 +101,24 @@ def test_tensor_dataset_needs_arrays_with_rows() -> None:
         TensorDataset(np.zeros(3), np.float32(2.0))
 
 
-def test_dataset_is_abstract() -> None:
-    with pytest.raises(TypeError):
-        Dataset()
+def test_dataset_base_class_as_pytorch() -> None:
+    # Not abstract, as in PyTorch: a subclass may define only what its use needs.
+    with pytest.raises(NotImplementedError, match="Dataset must define __getitem__"):
+        Dataset()[0]
+
+
+def test_tensor_dataset_items_are_tensors_sharing_memory() -> None:
+    from tensorgrad import Tensor
+
+    x, y = xy()
+    ds = TensorDataset(x, tensorgrad.tensor(y))
+    item_x, item_y = ds[2]
+    assert isinstance(item_x, Tensor) and isinstance(item_y, Tensor)
+    assert np.shares_memory(item_x.data, x)
+    assert item_y.shape == () and item_y.item() == 2
+    tensors = ds.tensors
+    assert tensors is ds.tensors and tensors[1].dtype == np.int64
+    assert np.shares_memory(tensors[0].data, x)
 
 
 # DataLoader: order, coverage, length
@@ -101,9 +135,12 @@ def test_len(n, batch_size, drop_last, expected) -> None:
 
 
 def test_empty_dataset() -> None:
-    loader = numpy_loader(TensorDataset(np.zeros((0, 3))), 4, shuffle=True, seed=0)
+    loader = numpy_loader(TensorDataset(np.zeros((0, 3))), 4)
     assert len(loader) == 0
     assert list(loader) == []
+    # PyTorch's RandomSampler refuses to draw zero samples.
+    with pytest.raises(ValueError, match="num_samples should be a positive integer"):
+        DataLoader(TensorDataset(np.zeros((0, 3))), 4, shuffle=True, seed=0)
 
 
 def test_sequential_batches() -> None:
@@ -205,17 +242,37 @@ def test_stack_samples_structures() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"batch_size": 0}, ValueError, "batch_size must be positive, got 0"),
-        ({"batch_size": -2}, ValueError, "batch_size must be positive, got -2"),
-        ({"batch_size": 2.0}, TypeError, "batch_size must be an int, got 2.0"),
-        ({"batch_size": True}, TypeError, "batch_size must be an int"),
-        ({"batch_size": "8"}, TypeError, "batch_size must be an int"),
+        ({"batch_size": 0}, ValueError, "batch_size must be a positive int, got 0"),
+        ({"batch_size": -2}, ValueError, "batch_size must be a positive int, got -2"),
+        ({"batch_size": 2.0}, ValueError, "batch_size must be a positive int, got 2.0"),
+        ({"batch_size": True}, ValueError, "batch_size must be a positive int"),
+        ({"batch_size": "8"}, ValueError, "batch_size must be a positive int, got '8'"),
         ({"shuffle": "yes"}, TypeError, "shuffle must be True or False"),
-        ({"drop_last": 1}, TypeError, "drop_last must be True or False"),
+        ({"drop_last": 1}, ValueError, "drop_last should be a boolean value"),
         ({"seed": 1, "generator": 2}, ValueError, "seed or generator, not both"),
         ({"generator": "rng"}, TypeError, "generator must be a numpy.random.Generator"),
         ({"seed": 1.5}, TypeError, "generator must be a numpy.random.Generator or an int"),
         ({"collate_fn": 3}, TypeError, "collate_fn must be callable"),
+        ({"worker_init_fn": 3}, TypeError, "worker_init_fn must be callable"),
+        ({"num_workers": -1}, ValueError, "num_workers option should be non-negative"),
+        ({"num_workers": 1.5}, TypeError, "num_workers must be an int"),
+        ({"timeout": -1}, ValueError, "timeout option should be non-negative"),
+        ({"prefetch_factor": 2}, ValueError, "prefetch_factor option could only be specified"),
+        ({"num_workers": 2, "prefetch_factor": -1}, ValueError, "should be non-negative"),
+        ({"persistent_workers": True}, ValueError, "persistent_workers option needs num_workers"),
+        ({"multiprocessing_context": "fork"}, ValueError, "can only be used with multi-process"),
+        (
+            {"num_workers": 1, "multiprocessing_context": "nope"},
+            ValueError,
+            "should specify a valid start method",
+        ),
+        ({"num_workers": 1, "multiprocessing_context": 3}, TypeError, "valid context object"),
+        ({"sampler": [0, 1], "shuffle": True}, ValueError, "mutually exclusive with shuffle"),
+        ({"batch_sampler": [[0, 1]], "batch_size": 2}, ValueError, "batch_sampler option is"),
+        ({"batch_sampler": [[0, 1]], "shuffle": True}, ValueError, "batch_sampler option is"),
+        ({"batch_sampler": [[0, 1]], "sampler": [0]}, ValueError, "batch_sampler option is"),
+        ({"batch_sampler": [[0, 1]], "drop_last": True}, ValueError, "batch_sampler option is"),
+        ({"batch_size": None, "drop_last": True}, ValueError, "disables auto-batching"),
     ],
 )
 def test_argument_errors(kwargs, error, match) -> None:
@@ -224,25 +281,34 @@ def test_argument_errors(kwargs, error, match) -> None:
 
 
 def test_dataset_must_be_a_dataset() -> None:
-    with pytest.raises(TypeError, match="must have __len__ and __getitem__, got int"):
+    with pytest.raises(TypeError, match="must have __getitem__ .* got int"):
         DataLoader(3)
+
+    class NoLength(Dataset):
+        def __getitem__(self, index):
+            return np.float32(index)
+
+    with pytest.raises(TypeError, match="NoLength has no __len__; give it one, or pass a sampler"):
+        DataLoader(NoLength())
+    batches = [b.data.tolist() for b in DataLoader(NoLength(), batch_size=2, sampler=[4, 1, 3])]
+    assert batches == [[4.0, 1.0], [3.0]]
 
 
 def test_numpy_integer_batch_size() -> None:
-    loader = numpy_loader(TensorDataset(*xy()), np.int64(5))
+    loader = DataLoader(TensorDataset(*xy()), np.int64(5))
     assert loader.batch_size == 5 and len(loader) == 2
 
 
 # Tensors
 
 
-def test_default_collate_wraps_owned_arrays_and_copies_views() -> None:
+def test_fast_path_batches_wrap_owned_arrays_and_copy_views() -> None:
     from tensorgrad import Tensor
 
     owned = np.arange(6, dtype=np.float32)
     base = np.arange(12, dtype=np.float32)
     view = base[:6]
-    out = default_collate({"a": owned, "b": [view, "label"]})
+    out = batch_to_tensors({"a": owned, "b": (view, "label")})
     a, (b, label) = out["a"], out["b"]
     assert isinstance(a, Tensor) and isinstance(b, Tensor) and label == "label"
     assert np.shares_memory(a.numpy(), owned)  # a fresh batch array: no second copy
