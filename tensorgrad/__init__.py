@@ -17,9 +17,11 @@ from tensorgrad.backend import (
     float16,
     float32,
     float64,
+    get_rng_state,
     int32,
     int64,
     manual_seed,
+    set_rng_state,
     uint8,
 )
 from tensorgrad.creation import (
@@ -100,6 +102,7 @@ __all__ = [
     "full",
     "full_like",
     "gelu",
+    "get_rng_state",
     "grad",
     "int32",
     "int64",
@@ -127,6 +130,7 @@ __all__ = [
     "relu",
     "save",
     "set_grad_enabled",
+    "set_rng_state",
     "sigmoid",
     "sin",
     "softmax",

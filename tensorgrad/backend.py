@@ -134,3 +134,44 @@ def rand(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
 
 def randn(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
     return _rng.standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
+
+
+def get_rng_state() -> Any:
+    """The global generator's state as a 1-D uint8 Tensor, as ``torch.get_rng_state`` returns
+    it: a snapshot (the generator's state as JSON text) that :func:`set_rng_state` restores and
+    ``tg.save`` stores, so that a resumed run draws the same dropout masks as an unbroken one."""
+    import json
+
+    from tensorgrad.tensor import Tensor  # imported on use: the backend sits below the Tensor
+
+    text = json.dumps(_rng.bit_generator.state, sort_keys=True)
+    return Tensor(np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the global generator to a state returned by :func:`get_rng_state`.
+
+    Like ``torch.set_rng_state``: anything but a uint8 Tensor raises ``TypeError``, a uint8
+    Tensor that is not such a state raises ``RuntimeError``, and then nothing has changed."""
+    import json
+
+    from tensorgrad.tensor import Tensor
+
+    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
+        got = (
+            f"a {new_state.dtype} Tensor"
+            if isinstance(new_state, Tensor)
+            else (type(new_state).__name__)
+        )
+        raise TypeError(f"set_rng_state: expected a uint8 Tensor from get_rng_state, got {got}")
+    kind = type(_rng.bit_generator)
+    try:
+        state = json.loads(np.ascontiguousarray(new_state.data).tobytes().decode("ascii"))
+        if not isinstance(state, dict) or state.get("bit_generator") != kind.__name__:
+            raise ValueError(f"not a {kind.__name__} state")
+        kind().state = state  # NumPy checks every field; try it on a scratch generator first
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as exc:
+        raise RuntimeError(
+            f"set_rng_state: the tensor is not a state returned by get_rng_state ({exc})"
+        ) from None
+    _rng.bit_generator.state = state
