@@ -364,10 +364,19 @@ def test_bad_metadata_is_refused(tmp_path):
 
 
 # --------------------------------------------------------------------- resuming training
-def make_run(seed: int = 0):
+OPTIMIZERS = {
+    "adam": lambda params: optim.Adam(params, lr=0.01, weight_decay=1e-4),
+    # plain momentum: the unbroken run takes SGD's flat-buffer path, the resumed one (whose
+    # state comes from load_state_dict) the per-parameter path; they must agree to the bit
+    "sgd": lambda params: optim.SGD(params, lr=0.01, momentum=0.9),
+    "rmsprop": lambda params: optim.RMSprop(params, lr=0.01, momentum=0.5),
+}
+
+
+def make_run(seed: int = 0, optimizer: str = "adam"):
     tg.manual_seed(seed)
     model = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3))
-    opt = optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-4)
+    opt = OPTIMIZERS[optimizer](model.parameters())
     schedule = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=12)
     return model, opt, schedule
 
@@ -391,11 +400,13 @@ def train(model, opt, schedule, data):
     return losses
 
 
-def test_resumed_training_continues_identically(tmp_path):
+@pytest.mark.parametrize("optimizer", list(OPTIMIZERS))
+def test_resumed_training_continues_identically(tmp_path, optimizer):
     data = batches()
-    straight = train(*make_run(), data)
+    unbroken = make_run(optimizer=optimizer)
+    straight = train(*unbroken, data)
 
-    model, opt, schedule = make_run()
+    model, opt, schedule = make_run(optimizer=optimizer)
     first = train(model, opt, schedule, data[:5])
     checkpoint = {
         "model": model.state_dict(),
@@ -406,7 +417,7 @@ def test_resumed_training_continues_identically(tmp_path):
     tg.save(checkpoint, tmp_path / "ckpt.npz")
     del model, opt, schedule
 
-    model, opt, schedule = make_run(seed=123)  # different initial weights, all overwritten
+    model, opt, schedule = make_run(seed=123, optimizer=optimizer)  # all overwritten
     state = tg.load(tmp_path / "ckpt.npz")
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["optimizer"])
@@ -414,6 +425,9 @@ def test_resumed_training_continues_identically(tmp_path):
     assert state["epoch"] == 5
     rest = train(model, opt, schedule, data[5:])
     assert first + rest == straight  # exactly: same float32 arithmetic in the same order
+    final = model.state_dict()
+    for name, value in unbroken[0].state_dict().items():
+        assert value.tobytes() == final[name].tobytes(), name
 
 
 # --------------------------------------------------------------------- kill -9 while saving
