@@ -119,9 +119,12 @@ class Run:
         self.optimizer = build_optimizer(
             recipe.optimizer, self.model.parameters(), recipe.lr, recipe.weight_decay
         )
+        self.params = list(self.model.parameters())
         self.loader = make_loader(data, recipe.batch_size, recipe.seed)
         self.steps_per_epoch = len(self.loader)
-        self.progress = ckpt.Progress(segments=[recipe.epochs])
+        self.progress = ckpt.Progress(
+            segments=[recipe.epochs], loader_state=self.loader.generator.bit_generator.state
+        )
         self.segment = 0
         self.scheduler = build_scheduler(
             self.optimizer, recipe.lr, recipe.epochs, self.steps_per_epoch
@@ -262,7 +265,7 @@ class Run:
         else:
             logits, value = self._anomaly_step(x, y)
         self.hooks.after_backward(self)
-        self.world.average_gradients(self.optimizer.param_groups[0]["params"])
+        self.world.average_gradients(self.params)
         self.optimizer.step()
         self.scheduler.step()
         n = len(y)

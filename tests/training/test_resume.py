@@ -91,6 +91,27 @@ def test_stopping_at_any_step_resumes_identically(tmp_path, reference, stop_at):
     assert_same_history(reference[1], result["history"])
 
 
+def test_a_signal_before_the_first_step_checkpoints_the_start(tmp_path, reference, monkeypatch):
+    import signal
+
+    from tensorgrad.training import Run
+
+    describe = Run.describe
+
+    def describe_then_signal(self):  # called after the handlers are in place
+        signal.raise_signal(signal.SIGTERM)
+        return describe(self)
+
+    path = str(tmp_path / "c.npz")
+    monkeypatch.setattr(Run, "describe", describe_then_signal)
+    with pytest.raises(TrainingStopped) as info:
+        run(checkpoint=path)
+    assert info.value.step == 0 and info.value.exit_status == 143
+    monkeypatch.undo()
+    run(resume=path, save=str(tmp_path / "final.npz"))
+    assert_same_weights(reference[0], weights(tmp_path / "final.npz"))
+
+
 def test_the_checkpoint_holds_every_generator_and_the_position(tmp_path):
     path = str(tmp_path / "c.npz")
     with pytest.raises(TrainingStopped):
