@@ -287,3 +287,17 @@ def test_damaged_checkpoints_are_refused_before_anything_runs(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(CheckpointError, match="truncated or corrupt"):
         run(resume=str(path))
+
+
+@pytest.mark.skipif(
+    not hasattr(tg.autograd, "detect_anomaly"),
+    reason="tg.autograd.detect_anomaly is not in this tensorgrad yet (issue 13, the engine)",
+)
+def test_detect_anomaly_names_the_op_that_made_the_nan():
+    """With the engine's own detect_anomaly: a NaN put into a weight is caught by the mode
+    (in the forward, or in the backward as PyTorch does) and the run names the step."""
+    with pytest.raises(TrainingDiverged) as info:
+        run(detect_anomaly=True, hooks=Inject(3, "parameter"))
+    assert "--detect-anomaly stopped step 3 (epoch 1, batch 3)" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert not isinstance(info.value.__cause__, TrainingDiverged)
