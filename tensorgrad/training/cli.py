@@ -102,7 +102,6 @@ def _image(path: str) -> str:
 # ----------------------------------------------------------------------------- the parsers
 def register(subparsers: Any) -> None:
     """Add ``train`` and ``evaluate`` to the ``tensorgrad`` command line."""
-    d = Recipe()
     parser = subparsers.add_parser(
         "train",
         help="train a classifier (an MLP by default)",
@@ -110,85 +109,8 @@ def register(subparsers: Any) -> None:
         "report test accuracy. With --checkpoint, a run stopped by Ctrl-C, SIGTERM or a crash "
         "continues with --resume exactly as if it had never stopped.",
     )
-    add = parser.add_argument
-
-    def setting(name: str, help: str, **kwargs: Any) -> None:
-        """A recipe option: its absence is seen (a resume takes it from the checkpoint)."""
-        default = getattr(d, name.lstrip("-").replace("-", "_"))
-        if isinstance(default, tuple):
-            default = ",".join(map(str, default))
-        add(name, default=argparse.SUPPRESS, help=f"{help} (default: {default})", **kwargs)
-
-    setting(
-        "--dataset",
-        "auto: MNIST when found or downloadable, else the digits (with a notice)",
-        choices=DATASETS,
-    )
-    add(
-        "--data-dir",
-        default=argparse.SUPPRESS,
-        help="where the dataset files are (default: $TENSORGRAD_DATA, then the cache)",
-    )
-    add(
-        "--no-download",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="never try to download",
-    )
-    setting("--model", "the model", choices=tuple(MODELS))
-    setting("--hidden", "hidden layer widths, e.g. 512,256, or none", type=_hidden)
-    setting("--dropout", "dropout after each hidden layer", type=_fraction)
-    setting("--epochs", "passes over the training set", type=_positive_int)
-    setting("--batch-size", "samples per step", type=_positive_int)
-    setting("--optimizer", "the optimizer", choices=OPTIMIZERS)
-    setting("--lr", "peak learning rate (one-cycle)", type=_positive_float)
-    setting("--weight-decay", "weight decay", type=_nonnegative_float)
-    setting("--label-smoothing", "label smoothing", type=_fraction)
-    setting("--seed", "weights, dropout and shuffling", type=_seed)
-    add(
-        "--save",
-        metavar="FILE",
-        type=_output,
-        default=argparse.SUPPRESS,
-        help="write the trained model (weights and configuration) here",
-    )
-    add(
-        "--plot",
-        metavar="IMAGE",
-        type=_image,
-        default=argparse.SUPPRESS,
-        help="write the training curve here (.png, .pdf, .svg...; needs matplotlib)",
-    )
-    add(
-        "--checkpoint",
-        metavar="FILE",
-        type=_output,
-        default=argparse.SUPPRESS,
-        help="write a training checkpoint here after every epoch (atomically), and on "
-        "Ctrl-C or SIGTERM",
-    )
-    add(
-        "--checkpoint-every",
-        metavar="N",
-        type=_positive_int,
-        default=argparse.SUPPRESS,
-        help="also checkpoint every N steps",
-    )
-    add(
-        "--resume",
-        metavar="FILE",
-        default=None,
-        help="continue the run in this checkpoint: its settings and outputs are the "
-        "defaults, settings that would change the result are refused, more --epochs extend "
-        "it; it keeps checkpointing to FILE unless --checkpoint says otherwise",
-    )
-    add(
-        "--detect-anomaly",
-        action="store_true",
-        help="run each step under tg.autograd.detect_anomaly() to name the op that makes a NaN "
-        "(slower)",
-    )
-    add("--no-progress", action="store_true", help="no progress bar")
+    _add_settings(parser)
+    _add_outputs(parser)
     parser.set_defaults(func=_run_train, parser=parser)
 
     evaluate = subparsers.add_parser(
@@ -205,6 +127,79 @@ def register(subparsers: Any) -> None:
     )
     evaluate.add_argument("--data-dir", default=None)
     evaluate.set_defaults(func=_run_evaluate, parser=evaluate)
+
+
+def _add_settings(parser: argparse.ArgumentParser) -> None:
+    """The recipe's options. They default to SUPPRESS, so that an option not given is seen as
+    such: a resume then takes it from the checkpoint (and a new run from :class:`Recipe`)."""
+    defaults = Recipe()
+
+    def setting(name: str, help: str, **kwargs: Any) -> None:
+        default = getattr(defaults, name.lstrip("-").replace("-", "_"), None)
+        if isinstance(default, tuple):
+            default = ",".join(map(str, default))
+        shown = f" (default: {default})" if default is not None else ""
+        parser.add_argument(name, default=argparse.SUPPRESS, help=help + shown, **kwargs)
+
+    setting(
+        "--dataset",
+        "auto: MNIST when found or downloadable, else the digits (with a notice)",
+        choices=DATASETS,
+    )
+    setting("--data-dir", "where the dataset files are (default: $TENSORGRAD_DATA, the cache)")
+    setting("--no-download", "never try to download", action="store_true")
+    setting("--model", "the model", choices=tuple(MODELS))
+    setting("--hidden", "hidden layer widths, e.g. 512,256, or none", type=_hidden)
+    setting("--dropout", "dropout after each hidden layer", type=_fraction)
+    setting("--epochs", "passes over the training set", type=_positive_int)
+    setting("--batch-size", "samples per step", type=_positive_int)
+    setting("--optimizer", "the optimizer", choices=OPTIMIZERS)
+    setting("--lr", "peak learning rate (one-cycle)", type=_positive_float)
+    setting("--weight-decay", "weight decay", type=_nonnegative_float)
+    setting("--label-smoothing", "label smoothing", type=_fraction)
+    setting("--seed", "weights, dropout and shuffling", type=_seed)
+
+
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    """Where results go, checkpointing and resuming, and how the run reports."""
+
+    def output(name: str, help: str, **kwargs: Any) -> None:
+        parser.add_argument(name, default=argparse.SUPPRESS, help=help, **kwargs)
+
+    output(
+        "--save",
+        "write the trained model (weights and configuration) here",
+        metavar="FILE",
+        type=_output,
+    )
+    output(
+        "--plot",
+        "write the training curve here (.png, .pdf, .svg...; needs matplotlib)",
+        metavar="IMAGE",
+        type=_image,
+    )
+    output(
+        "--checkpoint",
+        "write a training checkpoint here after every epoch (atomically), and on Ctrl-C or SIGTERM",
+        metavar="FILE",
+        type=_output,
+    )
+    output("--checkpoint-every", "also checkpoint every N steps", metavar="N", type=_positive_int)
+    parser.add_argument(
+        "--resume",
+        metavar="FILE",
+        default=None,
+        help="continue the run in this checkpoint: its settings and outputs are the "
+        "defaults, settings that would change the result are refused, more --epochs extend "
+        "it; it keeps checkpointing to FILE unless --checkpoint says otherwise",
+    )
+    parser.add_argument(
+        "--detect-anomaly",
+        action="store_true",
+        help="run each step under tg.autograd.detect_anomaly() to name the op that makes a NaN "
+        "(slower)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def _fail(message: str, status: int = 1) -> int:
