@@ -462,11 +462,16 @@ def kill_while_saving(tmp_path, seed: int) -> bool:
     return bool(stale)
 
 
+needs_fork = pytest.mark.skipif(os.name != "posix", reason="needs os.fork and SIGKILL (POSIX)")
+
+
+@needs_fork
 def test_kill_9_in_the_middle_of_a_large_save_keeps_a_whole_file(tmp_path):
     caught_mid_write = sum(kill_while_saving(tmp_path, seed) for seed in range(3))
     assert caught_mid_write >= 1  # 8 MB writes: most kills land inside one
 
 
+@needs_fork
 @pytest.mark.slow
 def test_kill_9_while_saving_many_times(tmp_path):
     assert sum(kill_while_saving(tmp_path, seed) for seed in range(3, 33)) >= 15

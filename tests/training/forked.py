@@ -17,7 +17,8 @@ from pathlib import Path
 
 import tensorgrad as tg
 
-_FORK = multiprocessing.get_context("fork")
+CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
+_FORK = multiprocessing.get_context("fork") if CAN_FORK else None
 _warm: list[bool] = []
 
 

@@ -22,7 +22,9 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad.training import checkpoint as ckpt
-from tests.training.forked import Child, run, same_weights, temporaries
+from tests.training.forked import CAN_FORK, Child, run, same_weights, temporaries
+
+pytestmark = pytest.mark.skipif(not CAN_FORK, reason="needs os.fork (POSIX)")
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["train", "--dataset", "digits", "--hidden", "32", "--batch-size", "64", "--epochs", "2",
