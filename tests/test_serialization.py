@@ -19,6 +19,8 @@ from tensorgrad import serialization as ser
 from tensorgrad.nn import functional as F
 from tensorgrad.serialization import CheckpointError
 
+needs_fork = pytest.mark.skipif(os.name != "posix", reason="needs os.fork and SIGKILL (POSIX)")
+
 
 def test_nested_structures_round_trip(tmp_path):
     obj = {
@@ -324,6 +326,7 @@ def test_saving_onto_a_directory_is_refused_and_leaves_nothing(tmp_path):
     assert os.listdir(tmp_path) == ["d"] and os.listdir(tmp_path / "d") == []
 
 
+@pytest.mark.skipif(os.name != "posix", reason="stale temporaries are only ignored off POSIX")
 def test_stale_temporaries_of_killed_processes_are_removed_and_never_loaded(tmp_path):
     path = tmp_path / "ckpt.npz"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -460,9 +463,6 @@ def kill_while_saving(tmp_path, seed: int) -> bool:
     tg.save({"version": -1}, path)  # the next save removes the killed process's temporary
     assert os.listdir(tmp_path) == ["big.npz"]
     return bool(stale)
-
-
-needs_fork = pytest.mark.skipif(os.name != "posix", reason="needs os.fork and SIGKILL (POSIX)")
 
 
 @needs_fork
