@@ -3,7 +3,9 @@
     python examples/train_mnist.py                  # MNIST (found or downloaded)
     python examples/train_mnist.py --dataset digits --epochs 5
 
-This is the recipe `tensorgrad train` runs, written out as plain library calls.
+This is the recipe `tensorgrad train` runs, written out as plain library calls. For training
+that survives Ctrl-C and crashes, use `tensorgrad train --checkpoint FILE` (then `--resume
+FILE`); docs/training.md shows the few lines that make a loop like this one resume exactly.
 """
 
 import argparse

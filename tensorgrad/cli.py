@@ -39,9 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a second SIGINT/SIGTERM during a run
+        print(f"interrupted{f': {exc}' if str(exc) else ''}", file=sys.stderr)
+        return int(getattr(exc, "exit_status", 130))
 
 
 if __name__ == "__main__":

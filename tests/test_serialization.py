@@ -3,8 +3,11 @@ resuming training from a checkpoint exactly where it stopped."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -15,6 +18,8 @@ from tensorgrad import nn, optim
 from tensorgrad import serialization as ser
 from tensorgrad.nn import functional as F
 from tensorgrad.serialization import CheckpointError
+
+needs_fork = pytest.mark.skipif(os.name != "posix", reason="needs os.fork and SIGKILL (POSIX)")
 
 
 def test_nested_structures_round_trip(tmp_path):
@@ -68,7 +73,7 @@ def test_the_file_is_a_plain_npz_with_readable_names(tmp_path):
     with np.load(path, allow_pickle=False) as archive:
         assert set(archive.files) == {"__tensorgrad__", "model/0.weight", "model/0.bias"}
         meta = json.loads(archive["__tensorgrad__"].tobytes())
-    assert meta["format"] == "tensorgrad.checkpoint" and meta["version"] == 1
+    assert meta["format"] == "tensorgrad.checkpoint" and meta["version"] == ser.VERSION == 2
 
 
 def test_keys_that_collide_or_clash_with_numpy_keywords(tmp_path):
@@ -159,7 +164,9 @@ def test_files_that_are_not_checkpoints_are_refused(tmp_path):
         tg.load(text)
     empty = tmp_path / "empty.npz"
     empty.write_bytes(b"")
-    with pytest.raises(CheckpointError, match=r"not an \.npz archive"):
+    with pytest.raises(
+        CheckpointError, match=r"empty\.npz: not a tensorgrad checkpoint \(an empty"
+    ):
         tg.load(empty)
     plain = tmp_path / "plain.npz"
     np.savez(plain, a=np.ones(2))
@@ -192,14 +199,148 @@ def test_truncated_files_are_refused(tmp_path, keep):
         tg.load(path)
 
 
-def test_corrupted_bytes_are_refused(tmp_path):
+def flipped(data: bytes, bit: int) -> bytes:
+    out = bytearray(data)
+    out[bit // 8] ^= 1 << (bit % 8)
+    return bytes(out)
+
+
+def test_a_bit_flipped_anywhere_is_refused(tmp_path):
+    """Sampled bits over the whole file: zip headers, the metadata, the arrays, the central
+    directory, the trailer. Zip's own CRCs miss most of these (timestamps, attributes)."""
     path = tmp_path / "ckpt.npz"
-    tg.save({"w": np.arange(1000.0)}, path)
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # inside the array's data: the zip CRC catches it
+    tg.save({"w": np.arange(50.0), "epoch": 3, "name": "x"}, path)
+    data = path.read_bytes()
+    bits = np.random.default_rng(0).choice(8 * len(data), size=150, replace=False)
+    bits = [*bits, 0, 8 * len(data) - 1, 8 * (len(data) - 65)]  # first, last, trailer prefix
+    for bit in bits:
+        path.write_bytes(flipped(data, int(bit)))
+        with pytest.raises(CheckpointError, match=r"ckpt\.npz: .*(corrupt|not a tensorgrad)"):
+            tg.load(path)
+    path.write_bytes(data)
+    assert tg.load(path)["epoch"] == 3
+
+
+@pytest.mark.slow
+def test_every_single_bit_flip_is_refused(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"w": np.arange(4.0), "epoch": 3}, path)
+    data = path.read_bytes()
+    for bit in range(8 * len(data)):
+        path.write_bytes(flipped(data, bit))
+        with pytest.raises(CheckpointError):
+            tg.load(path)
+
+
+def test_the_checksum_is_in_the_zip_comment_and_numpy_still_reads_the_file(tmp_path):
+    path = tmp_path / "model.pt"  # any name
+    tg.save({"w": np.arange(3.0)}, path)
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        assert archive.comment == data[-82:] and archive.comment.startswith(b"tensorgrad-sha256:")
+    assert archive.comment[18:].decode() == hashlib.sha256(data[:-64]).hexdigest()
+    with np.load(path) as archive:
+        np.testing.assert_array_equal(archive["w"], [0, 1, 2])
+    np.testing.assert_array_equal(tg.load(path)["w"], [0, 1, 2])
+
+
+def write_version_1(path, obj_meta_root, arrays, version=1):
+    """A file as tensorgrad wrote it before checksums (format version 1)."""
+    meta = {"format": "tensorgrad.checkpoint", "version": version, "root": obj_meta_root}
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in {"__tensorgrad__": np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                            **arrays}.items():  # fmt: skip
+            with archive.open(name + ".npy", "w") as entry:
+                np.lib.format.write_array(entry, array)
+
+
+def test_version_1_files_still_load(tmp_path):
+    path = tmp_path / "old.npz"
+    root = ["dict", [["str", "w", ["array", "w"]], ["str", "epoch", ["int", 4]]]]
+    write_version_1(path, root, {"w": np.arange(3.0)})
+    back = tg.load(path)
+    assert back["epoch"] == 4
+    np.testing.assert_array_equal(back["w"], [0, 1, 2])
+    data = bytearray(path.read_bytes())  # their guarantee is the zip CRC: data flips are seen
+    data[data.index(np.arange(3.0).tobytes()) + 3] ^= 0x10
     path.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="truncated or corrupt"):
         tg.load(path)
+
+
+def test_a_version_2_file_without_its_trailer_is_refused(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    tg.save({"w": np.arange(3.0)}, path)
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.comment = b""  # a tool rewrote the archive and dropped the checksum
+    with pytest.raises(CheckpointError, match="checksum trailer is missing or damaged"):
+        tg.load(path)
+
+
+def test_deeply_nested_metadata_is_a_checkpoint_error(tmp_path):
+    path = tmp_path / "deep.npz"
+    # json.dumps itself would recurse: build the text by hand
+    text = '{"format": "tensorgrad.checkpoint", "version": 1, "root": '
+    text += '["list", [' * 100_000 + '["none"]' + "]]" * 100_000 + "}"
+    with zipfile.ZipFile(path, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
+        np.lib.format.write_array(f, np.frombuffer(text.encode(), dtype=np.uint8))
+    with pytest.raises(CheckpointError, match="nested too deeply"):
+        tg.load(path)
+    moderate = tmp_path / "moderate.npz"  # deep enough for _decode, not for json
+    text = '{"format": "tensorgrad.checkpoint", "version": 1, "root": '
+    text += '["list", [' * 300 + '["none"]' + "]]" * 300 + "}"
+    with zipfile.ZipFile(moderate, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
+        np.lib.format.write_array(f, np.frombuffer(text.encode(), dtype=np.uint8))
+    with pytest.raises(CheckpointError, match="nested more than 200 levels"):
+        tg.load(moderate)
+
+
+def test_saving_a_structure_that_contains_itself_is_a_clear_error(tmp_path):
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="nested more than 200 levels deep.*contain itself"):
+        tg.save({"a": loop}, tmp_path / "x.npz")
+    assert os.listdir(tmp_path) == []
+
+
+def test_newer_version_names_the_file_and_the_versions(tmp_path):
+    path = tmp_path / "future.npz"
+    write_version_1(path, ["none"], {}, version=3)
+    with pytest.raises(CheckpointError, match=r"future\.npz: .*version 3, newer .*versions 1, 2"):
+        tg.load(path)
+
+
+def test_saving_into_a_missing_directory_names_the_target(tmp_path):
+    target = tmp_path / "missing" / "model.npz"
+    with pytest.raises(FileNotFoundError) as info:
+        tg.save({"a": 1}, target)
+    assert info.value.filename == str(target)
+    assert "directory" in str(info.value) and str(tmp_path / "missing") in str(info.value)
+    assert ".tmp" not in str(info.value)
+
+
+def test_saving_onto_a_directory_is_refused_and_leaves_nothing(tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError, match="the target is a directory"):
+        tg.save({"a": 1}, tmp_path / "d")
+    assert os.listdir(tmp_path) == ["d"] and os.listdir(tmp_path / "d") == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stale temporaries are only ignored off POSIX")
+def test_stale_temporaries_of_killed_processes_are_removed_and_never_loaded(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    stale = tmp_path / f".ckpt.npz.{ser._host()}-{dead}-0123456789ab.tmp"
+    stale.write_bytes(b"PK\x03\x04 half a checkpoint")
+    live = tmp_path / f".ckpt.npz.{ser._host()}-{os.getppid()}-0123456789ab.tmp"
+    live.write_bytes(b"being written by a live process")
+    other = tmp_path / f".other.npz.{ser._host()}-{dead}-0123456789ab.tmp"
+    other.write_bytes(b"another target's")
+    with pytest.raises(CheckpointError):
+        tg.load(stale)
+    tg.save({"epoch": 1}, path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.npz", live.name, other.name])
 
 
 def test_bad_metadata_is_refused(tmp_path):
@@ -211,7 +352,7 @@ def test_bad_metadata_is_refused(tmp_path):
 
     with pytest.raises(CheckpointError, match="unknown metadata format"):
         tg.load(write(json.dumps({"format": "other"})))
-    with pytest.raises(CheckpointError, match="version 99 is not supported"):
+    with pytest.raises(CheckpointError, match="version 99, newer than this tensorgrad reads"):
         tg.load(write(json.dumps({"format": "tensorgrad.checkpoint", "version": 99})))
     with pytest.raises(CheckpointError, match="corrupt checkpoint structure"):
         tg.load(
@@ -226,10 +367,19 @@ def test_bad_metadata_is_refused(tmp_path):
 
 
 # --------------------------------------------------------------------- resuming training
-def make_run(seed: int = 0):
+OPTIMIZERS = {
+    "adam": lambda params: optim.Adam(params, lr=0.01, weight_decay=1e-4),
+    # plain momentum: the unbroken run takes SGD's flat-buffer path, the resumed one (whose
+    # state comes from load_state_dict) the per-parameter path; they must agree to the bit
+    "sgd": lambda params: optim.SGD(params, lr=0.01, momentum=0.9),
+    "rmsprop": lambda params: optim.RMSprop(params, lr=0.01, momentum=0.5),
+}
+
+
+def make_run(seed: int = 0, optimizer: str = "adam"):
     tg.manual_seed(seed)
     model = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3))
-    opt = optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-4)
+    opt = OPTIMIZERS[optimizer](model.parameters())
     schedule = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=12)
     return model, opt, schedule
 
@@ -253,11 +403,13 @@ def train(model, opt, schedule, data):
     return losses
 
 
-def test_resumed_training_continues_identically(tmp_path):
+@pytest.mark.parametrize("optimizer", list(OPTIMIZERS))
+def test_resumed_training_continues_identically(tmp_path, optimizer):
     data = batches()
-    straight = train(*make_run(), data)
+    unbroken = make_run(optimizer=optimizer)
+    straight = train(*unbroken, data)
 
-    model, opt, schedule = make_run()
+    model, opt, schedule = make_run(optimizer=optimizer)
     first = train(model, opt, schedule, data[:5])
     checkpoint = {
         "model": model.state_dict(),
@@ -268,7 +420,7 @@ def test_resumed_training_continues_identically(tmp_path):
     tg.save(checkpoint, tmp_path / "ckpt.npz")
     del model, opt, schedule
 
-    model, opt, schedule = make_run(seed=123)  # different initial weights, all overwritten
+    model, opt, schedule = make_run(seed=123, optimizer=optimizer)  # all overwritten
     state = tg.load(tmp_path / "ckpt.npz")
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["optimizer"])
@@ -276,3 +428,50 @@ def test_resumed_training_continues_identically(tmp_path):
     assert state["epoch"] == 5
     rest = train(model, opt, schedule, data[5:])
     assert first + rest == straight  # exactly: same float32 arithmetic in the same order
+    final = model.state_dict()
+    for name, value in unbroken[0].state_dict().items():
+        assert np.asarray(value).tobytes() == np.asarray(final[name]).tobytes(), name
+
+
+# --------------------------------------------------------------------- kill -9 while saving
+def _save_forever(path: str) -> None:
+    """The child: save ever newer versions of a large checkpoint to ``path``."""
+    for version in range(1_000_000):
+        tg.save({"version": version, "w": np.full(1_000_000, version, dtype=np.float64)}, path)
+
+
+def kill_while_saving(tmp_path, seed: int) -> bool:
+    """Kill -9 a process in the middle of saving; the file must be a whole version."""
+    import multiprocessing
+    import signal
+    import time
+
+    path = tmp_path / "big.npz"
+    path.unlink(missing_ok=True)
+    child = multiprocessing.get_context("fork").Process(target=_save_forever, args=(str(path),))
+    child.start()
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(np.random.default_rng(seed).uniform(0, 0.1))
+    os.kill(child.pid, signal.SIGKILL)
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+    stale = [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+    back = tg.load(path)  # never half-written: one whole version
+    assert back["w"].shape == (1_000_000,) and (back["w"] == back["version"]).all()
+    tg.save({"version": -1}, path)  # the next save removes the killed process's temporary
+    assert os.listdir(tmp_path) == ["big.npz"]
+    return bool(stale)
+
+
+@needs_fork
+def test_kill_9_in_the_middle_of_a_large_save_keeps_a_whole_file(tmp_path):
+    caught_mid_write = sum(kill_while_saving(tmp_path, seed) for seed in range(3))
+    assert caught_mid_write >= 1  # 8 MB writes: most kills land inside one
+
+
+@needs_fork
+@pytest.mark.slow
+def test_kill_9_while_saving_many_times(tmp_path):
+    assert sum(kill_while_saving(tmp_path, seed) for seed in range(3, 33)) >= 15

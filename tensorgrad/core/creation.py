@@ -207,3 +207,42 @@ def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
 
 def _dtype(dtype: Any) -> np.dtype:
     return backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+
+
+# --------------------------------------------------------------------------- random state
+def get_rng_state() -> Tensor:
+    """The global generator's state as a 1-D uint8 tensor, as ``torch.get_rng_state`` returns
+    it: a snapshot (the generator's state as JSON text) that :func:`set_rng_state` restores and
+    ``tg.save`` stores, so that a resumed run draws the same dropout masks as an unbroken one."""
+    import json
+
+    text = json.dumps(backend.rng().bit_generator.state, sort_keys=True)
+    return Tensor(np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the global generator to a state returned by :func:`get_rng_state`.
+
+    Like ``torch.set_rng_state``: anything but a uint8 tensor raises ``TypeError``, a uint8
+    tensor that is not such a state raises ``RuntimeError``, and then nothing has changed."""
+    import json
+
+    if not isinstance(new_state, Tensor) or new_state.dtype != backend.uint8:
+        got = (
+            f"a {new_state.dtype} Tensor"
+            if isinstance(new_state, Tensor)
+            else (type(new_state).__name__)
+        )
+        raise TypeError(f"set_rng_state: expected a uint8 Tensor from get_rng_state, got {got}")
+    generator = backend.rng().bit_generator
+    kind = type(generator)
+    try:
+        state = json.loads(np.ascontiguousarray(new_state._data).tobytes().decode("ascii"))
+        if not isinstance(state, dict) or state.get("bit_generator") != kind.__name__:
+            raise ValueError(f"not a {kind.__name__} state")
+        kind().state = state  # NumPy checks every field; try it on a scratch generator first
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as exc:
+        raise RuntimeError(
+            f"set_rng_state: the tensor is not a state returned by get_rng_state ({exc})"
+        ) from None
+    generator.state = state

@@ -219,6 +219,8 @@ def _images(path: Path) -> np.ndarray:
     array = read_idx(path)
     if array.ndim != 3 or array.shape[1:] != (28, 28):
         raise DatasetError(path, f"expected images of shape (N, 28, 28), got {array.shape}")
+    if len(array) == 0:
+        raise DatasetError(path, "holds no images (its header says 0x28x28)")
     if array.dtype != np.uint8:
         raise DatasetError(path, f"expected unsigned byte pixels, got {array.dtype}")
     return np.divide(array, 255, dtype=np.float32)

@@ -2,9 +2,9 @@
 
 The file is streamed into a hidden temporary file in the target directory, its checksum is
 checked, and only then is it renamed into place with :func:`os.replace`. Whatever goes wrong
-(an HTTP error, a refused connection, a timeout, a cut-off transfer, a checksum mismatch, an
-interrupt) the temporary file is removed, so a partial download is never mistaken for data,
-and the next mirror is tried.
+(an HTTP error, a refused connection, a timeout, a transfer that stalls or trickles, a
+cut-off transfer, a checksum mismatch, an interrupt) the temporary file is removed, so a
+partial download is never mistaken for data, and the next mirror is tried.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from pathlib import Path
 
 from tensorgrad.data.errors import DownloadError
 
-__all__ = ["DEFAULT_TIMEOUT", "download_file", "md5sum"]
+__all__ = ["DEFAULT_TIMEOUT", "MIN_PROGRESS", "download_file", "md5sum"]
 
 #: Seconds to wait for a connection or for the next bytes of a transfer.
 DEFAULT_TIMEOUT = 10.0
+#: Bytes that must arrive in every ``timeout`` seconds of a transfer: a server that trickles
+#: slower (never silent long enough to time out) is abandoned as stalled.
+MIN_PROGRESS = 64 * 1024
 _CHUNK = 1 << 20
 _USER_AGENT = "tensorgrad"
 
@@ -94,6 +97,7 @@ class _TransferError(OSError):
 def _fetch(url: str, dest: Path, md5: str | None, timeout: float) -> None:
     """One attempt: stream ``url`` into a temporary file beside ``dest``, verify, rename."""
     import hashlib
+    import time
     import urllib.request
 
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
@@ -106,10 +110,20 @@ def _fetch(url: str, dest: Path, md5: str | None, timeout: float) -> None:
         received = 0
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=timeout) as resp:
             announced = resp.headers.get("Content-Length")
-            while chunk := resp.read(_CHUNK):
+            window_start, window_bytes = time.monotonic(), 0
+            while chunk := resp.read1(_CHUNK):  # what has arrived, without waiting for more
                 received += len(chunk)
                 digest.update(chunk)
                 out.write(chunk)
+                window_bytes += len(chunk)
+                elapsed = time.monotonic() - window_start
+                if elapsed >= timeout:
+                    if window_bytes < MIN_PROGRESS:
+                        raise _TransferError(
+                            f"stalled: {window_bytes} bytes in {elapsed:.1f} s (a transfer must "
+                            f"bring {MIN_PROGRESS} bytes every {timeout:g} s)"
+                        )
+                    window_start, window_bytes = time.monotonic(), 0
         # http.client ends a read at a closed connection without complaint, even short of
         # the announced length.
         if announced is not None and announced.isdigit() and received < int(announced):

@@ -38,6 +38,8 @@ _TYPE_NAMES = {
     0x0E: "float64",
 }
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The most dimensions :func:`read_idx` accepts: what NumPy arrays can have (32 before 2.0).
+MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
 
 def _expected_codes() -> str:
@@ -77,6 +79,10 @@ def _parse_idx(path: Path, raw: bytes) -> np.ndarray:
         )
     if ndim == 0:
         raise DatasetError(path, "IDX header declares 0 dimensions")
+    if ndim > MAX_DIMS:
+        raise DatasetError(
+            path, f"IDX header declares {ndim} dimensions; NumPy arrays have at most {MAX_DIMS}"
+        )
     header_len = 4 + 4 * ndim
     if len(raw) < header_len:
         raise DatasetError(

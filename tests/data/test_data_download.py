@@ -128,7 +128,7 @@ def test_interrupt_leaves_nothing(tmp_path, monkeypatch) -> None:
         def __exit__(self, *exc):
             return False
 
-        def read(self, size):
+        def read1(self, size):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: Interrupted())

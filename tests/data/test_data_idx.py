@@ -207,3 +207,19 @@ def test_round_trip_property(tmp_path_factory, array: np.ndarray, gz: bool) -> N
     out = read_idx(path)
     assert out.dtype == array.dtype and out.shape == array.shape
     np.testing.assert_array_equal(out, array)
+
+
+@pytest.mark.parametrize("ndim", [65, 200, 255])
+def test_more_dimensions_than_numpy_has_is_a_dataset_error(tmp_path: Path, ndim) -> None:
+    path = tmp_path / "many.idx"
+    path.write_bytes(idx_bytes(0x08, (1,) * ndim, b"\x07"))
+    message = error_for(path)
+    assert f"IDX header declares {ndim} dimensions; NumPy arrays have at most" in message
+
+
+def test_as_many_dimensions_as_numpy_allows_still_read(tmp_path: Path) -> None:
+    from tensorgrad.data.idx import MAX_DIMS
+
+    path = tmp_path / "deep.idx"
+    path.write_bytes(idx_bytes(0x08, (1,) * MAX_DIMS, b"\x07"))
+    assert read_idx(path).shape == (1,) * MAX_DIMS

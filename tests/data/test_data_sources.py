@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pytest
 
@@ -302,3 +304,34 @@ def test_digits_split_is_deterministic() -> None:
     assert len(d.test_labels) == 500 and len(d.train_labels) == 1297
     with pytest.raises(ValueError, match=r"test_size must be an int in 1\.\.1796"):
         load_digits(test_size=0)
+
+
+@pytest.mark.parametrize(
+    ("role", "array", "reason"),
+    [
+        ("train_images", np.zeros((0, 28, 28), np.uint8), "holds no images"),
+        ("test_images", np.zeros((0, 28, 28), np.uint8), "holds no images"),
+    ],
+)
+def test_a_split_without_images_is_a_dataset_error_and_auto_falls_back(
+    tmp_path, make_idx_dataset, role, array, reason
+) -> None:
+    make_idx_dataset(tmp_path / "mnist")
+    stem = {"train_images": "train-images-idx3-ubyte", "test_images": "t10k-images-idx3-ubyte"}
+    labels = {"train_images": "train-labels-idx1-ubyte", "test_images": "t10k-labels-idx1-ubyte"}
+    write_idx(tmp_path / "mnist" / f"{stem[role]}.gz", array)
+    write_idx(tmp_path / "mnist" / f"{labels[role]}.gz", np.zeros(0, np.uint8))
+    with pytest.raises(DatasetError, match=reason):
+        load_mnist(tmp_path, download=False)
+    ds = load_dataset("auto", tmp_path, download=False)
+    assert ds.name == "digits" and reason in ds.notice
+
+
+def test_a_crafted_header_with_255_dimensions_lets_auto_fall_back(tmp_path, make_idx_dataset):
+    make_idx_dataset(tmp_path / "mnist")
+    header = bytes([0, 0, 8, 255]) + np.ones(255, ">u4").tobytes() + b"\x00"
+    (tmp_path / "mnist" / "train-images-idx3-ubyte.gz").write_bytes(gzip.compress(header))
+    with pytest.raises(DatasetError, match="declares 255 dimensions"):
+        load_mnist(tmp_path, download=False)
+    ds = load_dataset("auto", tmp_path, download=False)
+    assert ds.name == "digits" and "declares 255 dimensions" in ds.notice

@@ -16,7 +16,7 @@ import tensorgrad as tg
 from tensorgrad import cli
 from tensorgrad.training import Recipe, build_model, confusion_matrix, train
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 

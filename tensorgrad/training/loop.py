@@ -1,0 +1,468 @@
+"""The run: build it (or restore it from a checkpoint), loop over the epochs, stop cleanly.
+
+The step is the one every tutorial shows — zero the gradients, forward, backward, step — with
+three guards around it: a loss that is not finite stops the run before the optimizer uses it,
+a checkpoint is never written from parameters that are not finite, and a SIGINT or SIGTERM
+ends the step, writes the checkpoint and stops (see :mod:`tensorgrad.training.signals`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TextIO
+
+import numpy as np
+
+import tensorgrad as tg
+from tensorgrad.nn import functional as F
+from tensorgrad.serialization import CheckpointError
+from tensorgrad.training import checkpoint as ckpt
+from tensorgrad.training.data import RunData, load_run_data, make_loader
+from tensorgrad.training.evaluate import evaluate_arrays
+from tensorgrad.training.models import (
+    ModelSpec,
+    build_optimizer,
+    build_scheduler,
+    model_spec,
+    segment_of,
+)
+from tensorgrad.training.parallel import SINGLE_PROCESS, World
+from tensorgrad.training.recipe import Recipe, resume_differences
+from tensorgrad.training.report import Reporter, plot_history
+from tensorgrad.training.signals import EXIT_STATUS, GracefulStop
+
+if TYPE_CHECKING:
+    from tensorgrad.data import LoadedDataset
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss (or, after a step, a parameter) is not finite: the run stopped at ``step``
+    without writing a checkpoint, so the last one written is the last good one."""
+
+    def __init__(self, message: str, step: int) -> None:
+        self.step = step
+        super().__init__(message)
+
+
+class ResumeError(ValueError):
+    """The run cannot resume from the checkpoint; ``problems`` lists why, one per line."""
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path, self.problems = path, list(problems)
+        super().__init__(
+            f"cannot resume from {path}: these settings would change the result:\n  "
+            + "\n  ".join(self.problems)
+        )
+
+
+class TrainingStopped(KeyboardInterrupt):
+    """The run stopped on SIGINT or SIGTERM after writing its checkpoint to ``checkpoint``."""
+
+    def __init__(self, signum: int, checkpoint: str, step: int) -> None:
+        self.signum, self.checkpoint, self.step = signum, checkpoint, step
+        super().__init__(f"stopped after step {step}; checkpoint written to {checkpoint}")
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS.get(self.signum, 128 + self.signum)
+
+
+class Hooks:
+    """Calls into a run, for tests and tools (fault injection, logging); the defaults do
+    nothing. ``before_step`` sees the batch before the forward; ``after_backward`` sees the
+    gradients before the optimizer uses them."""
+
+    def before_step(self, run: Run, x: tg.Tensor, y: tg.Tensor) -> None:
+        pass
+
+    def after_backward(self, run: Run) -> None:
+        pass
+
+
+def anomaly_mode() -> Callable[[], Any]:
+    """``tg.autograd.detect_anomaly`` (PyTorch's name and semantics), or a clear error."""
+    detect = getattr(tg.autograd, "detect_anomaly", None)
+    if detect is None:
+        raise RuntimeError(
+            "--detect-anomaly needs tg.autograd.detect_anomaly(), which this version of "
+            "tensorgrad does not have"
+        )
+    return detect
+
+
+class Run:
+    """One training run: the model, optimizer, schedule and loader, and where it is."""
+
+    def __init__(
+        self,
+        recipe: Recipe,
+        data: RunData,
+        spec: ModelSpec,
+        *,
+        reporter: Reporter,
+        outputs: dict[str, Any],
+        world: World = SINGLE_PROCESS,
+        hooks: Hooks | None = None,
+        anomaly: Callable[[], Any] | None = None,
+    ) -> None:
+        self.recipe, self.data, self.spec, self.world = recipe, data, spec, world
+        self.reporter, self.outputs = reporter, outputs
+        self.hooks = hooks or Hooks()
+        self.anomaly = anomaly
+        # The order of these lines is the order the global generator is drawn from.
+        tg.manual_seed(recipe.seed)
+        self.model = spec.build(data.image_shape, data.num_classes, self.model_settings())
+        self.optimizer = build_optimizer(
+            recipe.optimizer, self.model.parameters(), recipe.lr, recipe.weight_decay
+        )
+        self.params = list(self.model.parameters())
+        self.loader = make_loader(data, recipe.batch_size, recipe.seed)
+        self.steps_per_epoch = len(self.loader)
+        self.progress = ckpt.Progress(
+            segments=[recipe.epochs], loader_state=self.loader.generator.bit_generator.state
+        )
+        self.segment = 0
+        self.scheduler = build_scheduler(
+            self.optimizer, recipe.lr, recipe.epochs, self.steps_per_epoch
+        )
+        self.last_checkpoint_step: int | None = None
+
+    # ----------------------------------------------------------------- description
+    def model_settings(self) -> dict[str, Any]:
+        return {"hidden": list(self.recipe.hidden), "dropout": self.recipe.dropout}
+
+    def model_config(self) -> dict[str, Any]:
+        """What ``--save`` files record to rebuild the model (read by ``evaluate``)."""
+        history = self.progress.history
+        return {
+            "model": self.spec.name,
+            "image_shape": list(self.data.image_shape),
+            "in_features": int(np.prod(self.data.image_shape)),
+            **self.model_settings(),
+            "num_classes": self.data.num_classes,
+            "mean": self.data.mean,
+            "std": self.data.std,
+            "dataset": self.data.name,
+            "classes": list(self.data.dataset.classes),
+            "test_acc": history[-1]["test_acc"] if history else None,
+            "seed": self.recipe.seed,
+        }
+
+    def describe(self) -> str:
+        r, d = self.recipe, self.data
+        size = sum(p.size for p in self.model.parameters())
+        shape = self.spec.summary(d.image_shape, d.num_classes, self.model_settings())
+        return (
+            f"dataset {d.name}: {len(d.x_train)} train / {len(d.x_test)} test, from "
+            f"{d.dataset.source}\nmodel {r.model} {shape} ({size:,} parameters), "
+            f"{r.optimizer} lr {r.lr} one-cycle, batch {r.batch_size}, {r.epochs} epochs, "
+            f"seed {r.seed}"
+        )
+
+    # ----------------------------------------------------------------- resuming
+    def restore(self, saved: ckpt.Saved) -> None:
+        """Continue from ``saved``: every state as it was, the schedule extended to the
+        recipe's epochs (one more one-cycle segment for the added epochs)."""
+        progress = saved.progress
+        if progress.epoch < saved.recipe.epochs and progress.batch > self.steps_per_epoch:
+            raise ResumeError(saved.path, ["the checkpoint is past the end of its epoch"])
+        self.segment = saved.segment
+        segment_epochs = progress.segments[self.segment]
+        self.scheduler = build_scheduler(
+            self.optimizer, self.recipe.lr, segment_epochs, self.steps_per_epoch
+        )
+        self.model.load_state_dict(saved.model)
+        self.optimizer.load_state_dict(saved.optimizer)
+        self.scheduler.load_state_dict(saved.scheduler)
+        tg.set_rng_state(saved.rng["tensorgrad"])
+        self.loader.generator.bit_generator.state = progress.loader_state
+        if self.recipe.epochs > saved.recipe.epochs:
+            progress.segments.append(self.recipe.epochs - saved.recipe.epochs)
+        self.progress = progress
+        self.last_checkpoint_step = progress.step
+
+    # ----------------------------------------------------------------- the loop
+    def fit(self, stop: GracefulStop) -> None:
+        """Train until the recipe's last epoch; on a stop request, checkpoint and raise
+        :class:`TrainingStopped`."""
+        p = self.progress
+        if self._stop_requested(stop) and p.epoch < self.recipe.epochs:  # while starting up
+            self._checkpoint()
+            raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+        while p.epoch < self.recipe.epochs:
+            self._start_segment_if_due()
+            if p.batch == 0:
+                p.loader_state = self.loader.generator.bit_generator.state
+                p.start_epoch_sums()
+            self._run_epoch(stop)
+            self._finish_epoch()
+            self._checkpoint()
+            if self._stop_requested(stop):
+                raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+
+    def _start_segment_if_due(self) -> None:
+        wanted = segment_of(self.progress.epoch, self.progress.segments)
+        if wanted != self.segment:  # the first epoch of a stretch added on resume
+            self.segment = wanted
+            self.scheduler = build_scheduler(
+                self.optimizer,
+                self.recipe.lr,
+                self.progress.segments[wanted],
+                self.steps_per_epoch,
+            )
+
+    def _batches(self) -> Iterator[Any]:
+        """This epoch's remaining batches: the permutation is drawn from the loader's
+        generator as it was before the epoch, then the batches already done are skipped."""
+        self.loader.generator.bit_generator.state = self.progress.loader_state
+        return itertools.islice(iter(self.loader), self.progress.batch, None)
+
+    def _run_epoch(self, stop: GracefulStop) -> None:
+        p, spe = self.progress, self.steps_per_epoch
+        every = self.outputs.get("checkpoint_every") or 0
+        self.model.train()
+        bar = self.reporter.bar(len(self.data.x_train), p.seen)
+        started = time.perf_counter()
+        try:
+            for x, y in self._batches():
+                loss, correct, n = self._step(x, y)
+                p.loss_sum, p.correct, p.seen = p.loss_sum + loss, p.correct + correct, p.seen + n
+                p.batch += 1
+                p.step += 1
+                bar.update(p.seen, p.loss_sum / max(p.seen, 1))
+                if p.batch == spe:
+                    break  # the end of the epoch checkpoints (and stops) after evaluating
+                stopping = self._stop_requested(stop)
+                if stopping or (every and p.step % every == 0):
+                    p.seconds += time.perf_counter() - started
+                    self._checkpoint()
+                    started = time.perf_counter()  # the time spent saving is not training
+                if stopping:
+                    raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+        finally:
+            p.seconds += time.perf_counter() - started
+            bar.close()
+
+    def _step(self, x: tg.Tensor, y: tg.Tensor) -> tuple[float, int, int]:
+        """One optimizer step on a batch; returns (loss · rows, correct, rows) summed over
+        the ranks. Raises :class:`TrainingDiverged` before stepping on a non-finite loss."""
+        self.hooks.before_step(self, x, y)
+        if self.world.size > 1:
+            rows = self.world.shard(len(y))
+            x, y = x[rows], y[rows]
+        self.optimizer.zero_grad()
+        if self.anomaly is None:
+            logits = self.model(x)
+            loss = F.cross_entropy(logits, y, label_smoothing=self.recipe.label_smoothing)
+            value = loss.item()
+            if not math.isfinite(value):
+                raise self._diverged(f"the loss is {value}", self.progress.step + 1)
+            loss.backward()
+        else:
+            logits, value = self._anomaly_step(x, y)
+        self.hooks.after_backward(self)
+        self.world.average_gradients(self.params)
+        self.optimizer.step()
+        self.scheduler.step()
+        n = len(y)
+        correct = int((logits._data.argmax(axis=1) == y._data).sum())
+        loss_sum, correct, n = self.world.sum([value * n, correct, n])
+        return loss_sum, int(correct), int(n)
+
+    def _anomaly_step(self, x: tg.Tensor, y: tg.Tensor) -> tuple[tg.Tensor, float]:
+        """Forward and backward under ``tg.autograd.detect_anomaly()``: a NaN loss is still
+        differentiated, so that the op whose backward makes a NaN is named."""
+        step = self.progress.step + 1
+        try:
+            with self.anomaly():
+                logits = self.model(x)
+                loss = F.cross_entropy(logits, y, label_smoothing=self.recipe.label_smoothing)
+                value = loss.item()
+                loss.backward()
+        except RuntimeError as exc:
+            raise TrainingDiverged(
+                f"--detect-anomaly stopped step {step} (epoch {self.progress.epoch + 1}, "
+                f"batch {self.progress.batch + 1}): {exc}",
+                step,
+            ) from exc
+        if not math.isfinite(value):
+            raise self._diverged(f"the loss is {value}", step)
+        return logits, value
+
+    def _diverged(self, what: str, step: int) -> TrainingDiverged:
+        p = self.progress
+        batch = p.batch + step - p.step  # the step being taken, or the one just taken
+        where = f"step {step} (batch {batch} of {self.steps_per_epoch} in epoch {p.epoch + 1})"
+        path = self.outputs.get("checkpoint")
+        if path and self.last_checkpoint_step is not None:
+            advice = (
+                f"The last good checkpoint, {path} (after step {self.last_checkpoint_step}), is "
+                f"kept. To find the operation that made it, resume from it with --resume {path} "
+                "--detect-anomaly; to train on, lower --lr."
+            )
+        else:
+            advice = (
+                "To find the operation that made it, run again with --detect-anomaly; to train "
+                "on, lower --lr."
+            )
+        return TrainingDiverged(f"{what} at {where}; training stopped. {advice}", step)
+
+    def _finish_epoch(self) -> None:
+        p = self.progress
+        bad = ckpt.non_finite_parameter(self.model)
+        if bad is not None:
+            raise self._diverged(f"parameter {bad!r} is not finite", p.step)
+        test_loss, test_acc, _ = evaluate_arrays(self.model, self.data.x_test, self.data.y_test)
+        row = {
+            "epoch": p.epoch + 1,
+            "train_loss": p.loss_sum / p.seen,
+            "train_acc": p.correct / p.seen,
+            "test_loss": test_loss,
+            "test_acc": test_acc,
+            "seconds": p.seconds,
+            "samples": p.seen,
+        }
+        p.history.append(row)
+        p.train_seconds += p.seconds
+        self.reporter.epoch(row, self.recipe.epochs)
+        p.epoch += 1
+        p.batch = 0
+        p.loader_state = self.loader.generator.bit_generator.state
+        p.start_epoch_sums()
+
+    def _stop_requested(self, stop: GracefulStop) -> bool:
+        return self.world.any(stop.requested is not None) and bool(self.outputs.get("checkpoint"))
+
+    def _checkpoint(self) -> None:
+        """Write the checkpoint (main process only), unless a parameter is not finite: then
+        the last one written stays, as the last good one."""
+        path = self.outputs.get("checkpoint")
+        if not path:
+            return
+        bad = ckpt.non_finite_parameter(self.model)
+        if bad is not None:
+            raise self._diverged(
+                f"parameter {bad!r} is not finite after its update", self.progress.step
+            )
+        if self.world.is_main:
+            ckpt.write(self, path)
+        self.last_checkpoint_step = self.progress.step
+
+    # ----------------------------------------------------------------- results
+    def result(self) -> dict[str, Any]:
+        history = self.progress.history
+        final = history[-1] if history else {}
+        return {
+            "history": history,
+            "test_acc": final.get("test_acc", float("nan")),
+            "train_seconds": self.progress.train_seconds,
+            "dataset": self.data.name,
+            "notice": self.data.dataset.notice,
+            "steps": self.progress.step,
+        }
+
+
+def train(
+    recipe: Recipe,
+    save: str | None = None,
+    plot: str | None = None,
+    out: TextIO | None = None,
+    progress: bool | None = None,
+    *,
+    checkpoint: str | None = None,
+    checkpoint_every: int = 0,
+    resume: str | ckpt.Saved | None = None,
+    detect_anomaly: bool = False,
+    dataset: LoadedDataset | None = None,
+    hooks: Hooks | None = None,
+    world: World = SINGLE_PROCESS,
+) -> dict[str, Any]:
+    """Train as ``recipe`` says; print progress to ``out``; return the final metrics.
+
+    ``checkpoint`` writes a training checkpoint there after every epoch (and every
+    ``checkpoint_every`` steps), and makes SIGINT/SIGTERM stop cleanly after the step
+    (raising :class:`TrainingStopped`). ``resume`` continues from such a checkpoint; the
+    result is then the same, bit for bit, as the unbroken run's, and settings that would change
+    it raise :class:`ResumeError`. A non-finite loss raises :class:`TrainingDiverged`.
+    ``dataset`` replaces ``recipe.dataset`` with data already loaded.
+    """
+    out = out or sys.stdout
+    recipe.check()
+    if checkpoint_every and not checkpoint:
+        raise ValueError("checkpoint_every needs a checkpoint path")
+    anomaly = anomaly_mode() if detect_anomaly else None
+    saved = ckpt.read(resume) if isinstance(resume, str) else resume
+    reporter = Reporter(out, world.is_main, out.isatty() if progress is None else progress)
+    notes: list[str] = []
+    if saved is not None:
+        problems, notes = resume_differences(saved.recipe, recipe)
+        if problems:
+            raise ResumeError(saved.path, problems)
+    spec = model_spec(recipe.model)
+    data = load_run_data(recipe, spec, dataset)
+    if data.dataset.notice:
+        reporter.say(f"notice: {data.dataset.notice}")
+    if saved is not None:
+        _check_same_data(saved, data)
+    outputs = {"save": save, "plot": plot, "checkpoint": checkpoint,
+               "checkpoint_every": checkpoint_every}  # fmt: skip
+    with GracefulStop(enabled=bool(checkpoint)) as stop:  # from here on, a signal checkpoints
+        run = Run(recipe, data, spec, reporter=reporter, outputs=outputs, world=world,
+                  hooks=hooks, anomaly=anomaly)  # fmt: skip
+        reporter.say(run.describe())
+        if saved is not None:
+            _restore(run, saved, notes)
+        run.fit(stop)
+    _finish(run, save, plot)
+    return run.result()
+
+
+def _check_same_data(saved: ckpt.Saved, data: RunData) -> None:
+    before, now = saved.data, data.describe()
+    if before.get("name") != now["name"] or before.get("sha256") != now["sha256"]:
+        raise ResumeError(
+            saved.path,
+            [
+                f"the data: the checkpoint's run trained on {before.get('name')} "
+                f"({before.get('train')} training images), this command loads {now['name']} "
+                f"({now['train']} training images"
+                + (", different images" if before.get("name") == now["name"] else "")
+                + "); pass the --dataset the run used"
+            ],
+        )
+
+
+def _restore(run: Run, saved: ckpt.Saved, notes: list[str]) -> None:
+    try:
+        run.restore(saved)
+    except (RuntimeError, ValueError, TypeError, KeyError) as exc:
+        raise CheckpointError(f"{saved.path}: cannot restore the run: {exc}") from exc
+    p, epochs = run.progress, run.recipe.epochs
+    done = f"{p.epoch} of {epochs} epochs done"
+    if p.batch:
+        done += f", and {p.batch} of {run.steps_per_epoch} steps of epoch {p.epoch + 1}"
+    run.reporter.say(f"resumed from {saved.path} after step {p.step}: {done}")
+    for note in notes:
+        run.reporter.say(note)
+    if p.epoch >= epochs:
+        run.reporter.say(f"the run is complete; pass --epochs above {epochs} to train on")
+
+
+def _finish(run: Run, save: str | None, plot: str | None) -> None:
+    """The closing line, and the model and the training curve written (main process)."""
+    history = run.progress.history
+    final = history[-1]
+    run.reporter.say(
+        f"done: test accuracy {100 * final['test_acc']:.2f}% on {run.data.name} after "
+        f"{len(history)} epochs, {run.progress.train_seconds:.1f}s of training"
+    )
+    if save and run.world.is_main:
+        tg.save({"model": run.model.state_dict(), "config": run.model_config()}, save)
+        run.reporter.say(f"saved the model to {save}")
+    if plot and run.world.is_main:
+        plot_history(history, plot, run.data.name)
+        run.reporter.say(f"saved the training curve to {plot}")
