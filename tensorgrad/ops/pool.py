@@ -1,0 +1,424 @@
+"""Pooling over windows of (N, C, H, W) input: max, average, and adaptive average.
+
+Pooling reads the same windows as a convolution, one kernel offset (i, j) at a time: the
+elements at offset (i, j) of every window form a strided view of the padded input
+(``offset_view``), so a max or a sum over the window is a running max or sum of kH·kW views,
+and the VJP adds the gradient back through the same views. Outputs keep the input's memory
+layout (channels-last in, channels-last out).
+
+Max pooling sends each window's gradient to one element, PyTorch's: the first maximum in the
+window's row-major order, or, in a window holding NaN (whose maximum is NaN), the last NaN.
+Elements of the padding never receive it. Average pooling spreads it evenly over the window,
+divided as the forward divided.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.ops import parallel
+from tensorgrad.ops.base import Op, call, shape_of
+from tensorgrad.ops.conv import Pair, channels_last, cropped, offset_view, padded
+from tensorgrad.ops.shape import IndexAdd
+
+
+# --------------------------------------------------------------------------- geometry
+def pool_output_length(
+    size: int, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool
+) -> int:
+    """PyTorch's pooling output length: with ``ceil_mode`` a last, partial window counts,
+    unless it would start in the padding after the input."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    length = span // stride + 1
+    if ceil_mode and (length - 1) * stride >= size + pad:
+        length -= 1
+    return length
+
+
+class _Pool(Op):
+    """What the pooling ops share: kernel, stride, padding, dilation, ceil_mode, geometry."""
+
+    uses_inputs = False
+
+    def __init__(
+        self,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair = (1, 1),
+        ceil_mode: bool = False,
+    ):
+        self.kernel, self.stride = tuple(kernel_size), tuple(stride)
+        self.padding, self.dilation = tuple(padding), tuple(dilation)
+        self.ceil_mode = bool(ceil_mode)
+
+    def _geometry(self, shape: tuple[int, ...]) -> tuple[Pair, tuple[Pair, Pair]]:
+        """Check the input's shape; return the output's (OH, OW) and the padding per side
+        that makes every window fit (a last ``ceil_mode`` window may need more after)."""
+        if len(shape) != 4:
+            raise ValueError(
+                f"{self.name}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
+                f"{shape}"
+            )
+        if any(p > k // 2 for p, k in zip(self.padding, self.kernel)):
+            raise ValueError(
+                f"{self.name}: padding {self.padding} must be at most half of kernel_size "
+                f"{self.kernel}"
+            )
+        sizes = shape[2:]
+        out = tuple(
+            pool_output_length(size, k, s, p, d, self.ceil_mode)
+            for size, k, s, p, d in zip(
+                sizes, self.kernel, self.stride, self.padding, self.dilation
+            )
+        )
+        if min(out) < 1 or shape[1] == 0:
+            raise ValueError(
+                f"{self.name}: input of shape {shape} gives an output of spatial size {out}: "
+                f"too small for kernel_size {self.kernel} (dilation {self.dilation}, padding "
+                f"{self.padding}, stride {self.stride})"
+                if shape[1]
+                else f"{self.name}: input of shape {shape} has no channels"
+            )
+        pads = tuple(
+            (p, max(p, (o - 1) * s + d * (k - 1) + 1 - size - p))
+            for size, k, s, p, d, o in zip(
+                sizes, self.kernel, self.stride, self.padding, self.dilation, out
+            )
+        )
+        return out, pads
+
+    def _offsets(self) -> list[Pair]:
+        return [(i, j) for i in range(self.kernel[0]) for j in range(self.kernel[1])]
+
+    def _params(self) -> dict[str, Any]:
+        return {
+            "kernel_size": self.kernel,
+            "stride": self.stride,
+            "padding": self.padding,
+            "dilation": self.dilation,
+            "ceil_mode": self.ceil_mode,
+        }
+
+
+def _empty_like_layout(x: np.ndarray, shape: tuple[int, ...], dtype: Any = None) -> np.ndarray:
+    """An empty (N, C, OH, OW) array stored as x is: channels-last if x is."""
+    dtype = x.dtype if dtype is None else dtype
+    if channels_last(x):
+        n, c, h, w = shape
+        return np.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
+    return np.empty(shape, dtype=dtype)
+
+
+def _zeros_like_layout(x: np.ndarray, shape: tuple[int, ...], dtype: Any = None) -> np.ndarray:
+    """A zero (N, C, H, W) array stored as x is: channels-last if x is."""
+    dtype = x.dtype if dtype is None else dtype
+    if channels_last(x):
+        n, c, h, w = shape
+        return np.zeros((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
+    return np.zeros(shape, dtype=dtype)
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    """The value padding takes in a max: −∞, or the smallest integer."""
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return -np.inf  # Python objects (the scalar engine's Values) compare with floats
+
+
+# --------------------------------------------------------------------------- max pooling
+class MaxPool2d(_Pool):
+    """The maximum over each window; the gradient goes to one element per window (see the
+    module's docstring). ``return_indices`` keeps PyTorch's indices (each winner's position
+    in its input plane, h·W + w) in ``self.indices``."""
+
+    name = "max_pool2d"
+    uses_inputs = True
+    uses_output = True
+
+    def __init__(self, *args: Any, return_indices: bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.return_indices = return_indices
+        self.indices: np.ndarray | None = None
+
+    def forward(self, x):
+        out_hw, pads = self._geometry(shape_of(x))
+        xp = padded(x, pads, value=_lowest(x.dtype))
+        views = [
+            offset_view(xp, i, j, out_hw, self.stride, self.dilation) for i, j in self._offsets()
+        ]
+        out = _empty_like_layout(xp, (*x.shape[:2], *out_hw))
+        parallel.over_batch(_running_max, [out, *views])
+        self.saved = (xp, pads)
+        if self.return_indices:
+            self.indices = self._winners(xp, out, pads, x.shape[2:])
+        return out
+
+    def backward(self, grad, out, x):
+        xp, pads = self.saved
+        if not isinstance(grad, np.ndarray):  # on Tensors: a scatter whose VJP is a gather
+            winners = self._winners(xp, np.asarray(out), pads, shape_of(x)[2:])
+            n, c, h, w = shape_of(x)
+            rows = np.arange(n).reshape(n, 1, 1, 1)
+            channels = np.arange(c).reshape(1, c, 1, 1)
+            dx = call(IndexAdd, grad, shape=(n, c, h * w), index=(rows, channels, winners))
+            return (dx.reshape((n, c, h, w)),)
+        dxp = _zeros_like_layout(xp, xp.shape, grad.dtype)
+        real = self._real_mask(xp.shape[2:], pads, shape_of(x)[2:])
+        offsets = self._offsets()
+        out_hw = out.shape[2:]
+
+        def route(grad, out, xp, dxp):
+            _route_to_winners(grad, out, xp, dxp, offsets, out_hw, self, real)
+
+        parallel.over_batch(route, [grad, out, xp, dxp])
+        return (cropped(dxp, pads, shape_of(x)[2:]),)
+
+    def _real_mask(self, padded_hw: Pair, pads, hw: Pair) -> np.ndarray | None:
+        """Where the padded plane holds input (not padding), or None without padding."""
+        (top, _), (left, _) = pads
+        if padded_hw == tuple(hw):
+            return None
+        mask = np.zeros(padded_hw, dtype=bool)
+        mask[top : top + hw[0], left : left + hw[1]] = True
+        return mask
+
+    def _winners(self, xp: np.ndarray, out: np.ndarray, pads, hw: Pair) -> np.ndarray:
+        """Each window's winner as its position h·W + w in the input plane (int64)."""
+        (top, _), (left, _) = pads
+        out_hw = out.shape[2:]
+        winners = np.full(out.shape, -1, dtype=np.int64)
+        real = self._real_mask(xp.shape[2:], pads, hw)
+        positions = np.arange(xp.shape[2] * xp.shape[3]).reshape(xp.shape[2:])
+        rows, columns = np.divmod(positions, xp.shape[3])
+        plane = (rows - top) * hw[1] + (columns - left)  # the position in the input plane
+        plane = np.broadcast_to(plane, xp.shape)
+        for i, j in self._offsets():
+            view = offset_view(xp, i, j, out_hw, self.stride, self.dilation)
+            where = offset_view(plane, i, j, out_hw, self.stride, self.dilation)
+            hit = (view == out) & (winners < 0)
+            if real is not None:
+                hit &= offset_view(real[None, None], i, j, out_hw, self.stride, self.dilation)
+            np.copyto(winners, where, where=hit)
+            if view.dtype.kind == "f":  # the last NaN of a NaN window: later ones overwrite
+                np.copyto(winners, where, where=np.isnan(view))
+        return winners
+
+
+def _running_max(out: np.ndarray, *views: np.ndarray) -> None:
+    """``out`` = the elementwise maximum of the views (NaN wins, as in PyTorch)."""
+    if len(views) == 1:
+        np.copyto(out, views[0])
+        return
+    np.maximum(views[0], views[1], out=out)
+    for view in views[2:]:
+        np.maximum(out, view, out=out)
+
+
+def _route_to_winners(grad, out, xp, dxp, offsets, out_hw, op: MaxPool2d, real) -> None:
+    """Add each window's gradient to its winner in ``dxp``, for one share of the batch.
+
+    Offsets are visited in the window's row-major order; the gradient still unclaimed by a
+    window goes to the first element equal to the window's maximum, and is then used up.
+    A window whose maximum is NaN matches nothing there; it goes afterwards to its last NaN.
+    """
+    unclaimed = np.array(grad, copy=True, order="K")
+    hit = np.empty(out.shape, dtype=bool)
+    last = len(offsets) - 1
+    for k, (i, j) in enumerate(offsets):
+        view = offset_view(xp, i, j, out_hw, op.stride, op.dilation)
+        target = offset_view(dxp, i, j, out_hw, op.stride, op.dilation)
+        np.equal(view, out, out=hit)
+        if real is not None:
+            hit &= offset_view(real[None, None], i, j, out_hw, op.stride, op.dilation)
+        np.add(target, unclaimed, out=target, where=hit)
+        if k < last:
+            np.copyto(unclaimed, 0, where=hit)
+    # a sum is NaN (or, spuriously, ±∞ minus ∞) if any maximum is NaN: one cheap pass
+    if out.dtype.kind == "f" and out.size and not np.isfinite(np.add.reduce(out, axis=None)):
+        pending = np.isnan(out)
+        for i, j in reversed(offsets):
+            if not pending.any():
+                break
+            view = offset_view(xp, i, j, out_hw, op.stride, op.dilation)
+            target = offset_view(dxp, i, j, out_hw, op.stride, op.dilation)
+            np.logical_and(np.isnan(view), pending, out=hit)
+            np.add(target, grad, out=target, where=hit)
+            pending &= ~hit
+
+
+# --------------------------------------------------------------------------- average pooling
+class _Average(_Pool):
+    """The divisor of each window, shared by the average pool and its adjoint."""
+
+    def __init__(
+        self,
+        kernel_size: Pair,
+        stride: Pair,
+        padding: Pair,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ):
+        super().__init__(kernel_size, stride, padding, (1, 1), ceil_mode)
+        self.count_include_pad = bool(count_include_pad)
+        self.divisor_override = divisor_override
+
+    def _average_params(self) -> dict[str, Any]:
+        return {
+            "kernel_size": self.kernel,
+            "stride": self.stride,
+            "padding": self.padding,
+            "ceil_mode": self.ceil_mode,
+            "count_include_pad": self.count_include_pad,
+            "divisor_override": self.divisor_override,
+        }
+
+    def _scale(self, hw: Pair, out_hw: Pair, dtype: Any) -> Any:
+        """1 / divisor for each output position: a number, or an (OH, OW) array.
+
+        As PyTorch: a window is clipped to the padded input; ``count_include_pad`` counts
+        its padding, otherwise only the input's elements count.
+        """
+        if self.divisor_override is not None:
+            return 1.0 / self.divisor_override
+        factors = []
+        for size, k, s, p, o in zip(hw, self.kernel, self.stride, self.padding, out_hw):
+            start = np.arange(o) * s - p
+            end = np.minimum(start + k, size + p)
+            if not self.count_include_pad:
+                start, end = np.maximum(start, 0), np.minimum(end, size)
+            factors.append(end - start)
+        counts = np.multiply.outer(*factors)
+        if np.all(counts == counts.flat[0]):
+            return 1.0 / float(counts.flat[0])
+        return (1.0 / counts).astype(dtype if np.dtype(dtype).kind == "f" else np.float64)
+
+
+class AvgPool2d(_Average):
+    """The mean over each window (PyTorch's ``avg_pool2d``, divisor as it computes it)."""
+
+    name = "avg_pool2d"
+
+    def forward(self, x):
+        out_hw, pads = self._geometry(shape_of(x))
+        xp = padded(x, pads, value=0)
+        views = [
+            offset_view(xp, i, j, out_hw, self.stride, self.dilation) for i, j in self._offsets()
+        ]
+        dtype = x.dtype if x.dtype.kind in "fO" else np.float64
+        out = _empty_like_layout(xp, (*x.shape[:2], *out_hw), dtype)
+        scale = self._scale(x.shape[2:], out_hw, dtype)
+        parallel.over_batch(lambda out, *views: _running_sum(out, views, scale), [out, *views])
+        return out
+
+    def backward(self, grad, out, x):
+        return (
+            call(AvgPool2dBackward, grad, input_size=shape_of(x)[2:], **self._average_params()),
+        )
+
+
+class AvgPool2dBackward(_Average):
+    """The adjoint of ``AvgPool2d``: each output's value, divided as the forward divided,
+    added to every element of its window. Its own VJP is ``AvgPool2d``."""
+
+    name = "avg_pool2d_backward"
+
+    def __init__(self, input_size: Pair, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.input_size = tuple(input_size)
+
+    def forward(self, grad):
+        n, c = shape_of(grad)[:2]
+        out_hw, pads = self._geometry((n, c, *self.input_size))
+        (top, bottom), (left, right) = pads
+        h, w = self.input_size
+        dxp = _zeros_like_layout(grad, (n, c, h + top + bottom, w + left + right))
+        scaled = grad * self._scale(self.input_size, out_hw, grad.dtype)
+        offsets = self._offsets()
+
+        def spread(dxp, scaled):
+            for i, j in offsets:
+                view = offset_view(dxp, i, j, out_hw, self.stride, self.dilation)
+                view += scaled
+
+        parallel.over_batch(spread, [dxp, scaled])
+        return cropped(dxp, pads, self.input_size)
+
+    def backward(self, grad, out, g):
+        return (call(AvgPool2d, grad, **self._average_params()),)
+
+
+def _running_sum(out: np.ndarray, views, scale: Any) -> None:
+    """``out`` = (the sum of the views) · scale."""
+    np.copyto(out, views[0])
+    for view in views[1:]:
+        out += view
+    out *= scale
+
+
+class AdaptiveAvgPool2d(Op):
+    """The mean over PyTorch's adaptive windows: output row o averages input rows
+    ⌊o·H/OH⌋ to ⌈(o+1)·H/OH⌉ − 1, and likewise for columns. A linear map on each plane,
+    ``A_h · x · A_wᵀ`` with averaging matrices, so its VJP is ``A_hᵀ · g · A_w``; when the
+    sizes divide evenly it is a reshape and a mean."""
+
+    name = "adaptive_avg_pool2d"
+    uses_inputs = False
+
+    def __init__(self, output_size: Pair):
+        self.output_size = tuple(output_size)
+
+    def _check(self, shape: tuple[int, ...]) -> None:
+        if len(shape) != 4:
+            raise ValueError(
+                f"adaptive_avg_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
+                f"got shape {shape}"
+            )
+        if 0 in shape[1:]:
+            raise ValueError(
+                f"adaptive_avg_pool2d: input of shape {shape} is empty in a non-batch dimension"
+            )
+
+    def _even(self, hw: Pair) -> bool:
+        return all(size % out == 0 for size, out in zip(hw, self.output_size) if out)
+
+    def _matrices(self, hw: Pair, dtype: Any) -> list[np.ndarray]:
+        matrices = []
+        for size, out in zip(hw, self.output_size):
+            o = np.arange(out)
+            start, end = (o * size) // out, -((-(o + 1) * size) // out)
+            columns = np.arange(size)
+            inside = (columns >= start[:, None]) & (columns < end[:, None])
+            matrices.append(inside / (end - start)[:, None])
+        kind = np.dtype(dtype).kind
+        return [m.astype(dtype if kind == "f" else np.float64) for m in matrices]
+
+    def forward(self, x):
+        shape = shape_of(x)
+        self._check(shape)
+        n, c, h, w = shape
+        oh, ow = self.output_size
+        if 0 in self.output_size:
+            dtype = x.dtype if x.dtype.kind in "fO" else np.float64
+            return np.zeros((n, c, oh, ow), dtype=dtype)
+        if self._even((h, w)):
+            return x.reshape(n, c, oh, h // oh, ow, w // ow).mean(axis=(3, 5))
+        rows, columns = self._matrices((h, w), x.dtype)
+        return rows @ (x @ columns.T)
+
+    def backward(self, grad, out, x):
+        n, c, h, w = shape_of(x)
+        oh, ow = self.output_size
+        if 0 in self.output_size:
+            return (np.zeros((n, c, h, w), dtype=grad.dtype),)
+        if self._even((h, w)):
+            kh, kw = h // oh, w // ow
+            spread = grad.reshape((n, c, oh, 1, ow, 1)) * (1.0 / (kh * kw))
+            return (np.broadcast_to(spread, (n, c, oh, kh, ow, kw)).reshape((n, c, h, w)),)
+        rows, columns = self._matrices((h, w), grad.dtype)
+        return ((rows.T @ grad) @ columns,)
