@@ -171,23 +171,53 @@ def window_view(
     )
 
 
-def offset_view(xp: np.ndarray, i: int, j: int, out_hw: Pair, stride: Pair, dilation: Pair):
-    """The elements at kernel offset (i, j) of every window: xp[..., i·d + s·oh, j·d + s·ow]
-    for all (oh, ow), as a basic-slicing view of an (N, C, Hp, Wp)-shaped array (so it can be
+def offset_view(
+    xp: np.ndarray,
+    i: int,
+    j: int,
+    out_hw: Pair,
+    stride: Pair,
+    dilation: Pair,
+    axes: Pair = (2, 3),
+) -> np.ndarray:
+    """The elements at kernel offset (i, j) of every window, xp[.., i·d + s·oh, j·d + s·ow, ..]
+    for all (oh, ow), with the spatial axes at ``axes``: a basic-slicing view (so it can be
     written to: the scatter-adds of col2im and pooling go through it)."""
-    top, left = i * dilation[0], j * dilation[1]
-    return xp[
-        :,
-        :,
-        top : top + stride[0] * (out_hw[0] - 1) + 1 : stride[0],
-        left : left + stride[1] * (out_hw[1] - 1) + 1 : stride[1],
-    ]
+    index = [slice(None)] * xp.ndim
+    for axis, k, s, d, o in zip(axes, (i, j), stride, dilation, out_hw):
+        index[axis] = slice(k * d, k * d + s * (o - 1) + 1, s)
+    return xp[tuple(index)]
 
 
 def channels_last(x: np.ndarray) -> bool:
     """Whether an (N, C, H, W)-shaped array is stored as (N, H, W, C): the layout ``Conv2d``
     returns, and the one its fast path reads without copying."""
     return x.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+def memory_order(x: np.ndarray) -> tuple[np.ndarray, Pair]:
+    """An (N, C, H, W)-shaped array with its axes in the order of its memory, and where its
+    spatial axes went: an (N, H, W, C) view and (1, 2) if it is channels-last, else itself
+    and (2, 3). Elementwise work on strided views of it runs several times faster in that
+    order: NumPy's iterator loops badly over views whose axes are out of memory order."""
+    if x.ndim == 4 and channels_last(x) and not x.flags.c_contiguous:
+        return x.transpose(0, 2, 3, 1), (1, 2)
+    return x, (2, 3)
+
+
+def new_array(shape: tuple[int, ...], dtype: Any, nhwc: bool, fill: Any = None) -> np.ndarray:
+    """A fresh (N, C, H, W) array, channels-last if ``nhwc``, that owns its memory (no
+    ``base``, unlike a transposed view: the engine lets an op reuse a gradient only then);
+    filled with ``fill`` unless it is None."""
+    if nhwc:
+        n, c, h, w = shape
+        layout = np.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)  # not touched
+        array = np.empty_like(layout, order="K")
+    else:
+        array = np.empty(shape, dtype=dtype)
+    if fill is not None:
+        array.fill(fill)
+    return array
 
 
 def padded(x: np.ndarray, padding: Padding, value: Any = 0, nhwc: bool | None = None) -> np.ndarray:
@@ -201,18 +231,21 @@ def padded(x: np.ndarray, padding: Padding, value: Any = 0, nhwc: bool | None = 
         channels_last(x) if nhwc else x.flags.c_contiguous
     ):
         return x
-    hp, wp = h + top + bottom, w + left + right
-    if nhwc:
-        buffer = np.full((n, hp, wp, c), value, dtype=x.dtype).transpose(0, 3, 1, 2)
-    else:
-        buffer = np.full((n, c, hp, wp), value, dtype=x.dtype)
-    buffer[:, :, top : top + h, left : left + w] = x
+    buffer = new_array((n, c, h + top + bottom, w + left + right), x.dtype, nhwc, value)
+    target, axes = memory_order(buffer)
+    source = x.transpose(0, 2, 3, 1) if axes == (1, 2) else x
+    index = [slice(None)] * 4
+    index[axes[0]], index[axes[1]] = slice(top, top + h), slice(left, left + w)
+    target[tuple(index)] = source
     return buffer
 
 
 def cropped(xp: np.ndarray, padding: Padding, hw: Pair) -> np.ndarray:
-    """The inverse of :func:`padded` on shapes: the (H, W) interior of a padded array (a view)."""
+    """The inverse of :func:`padded` on shapes: the (H, W) interior of a padded array (a view,
+    or xp itself when there is no padding)."""
     (top, _), (left, _) = padding
+    if xp.shape[2:] == tuple(hw):
+        return xp
     return xp[:, :, top : top + hw[0], left : left + hw[1]]
 
 
@@ -354,9 +387,7 @@ def _scatter_input_grad(dz, w_offsets, block, dxp, out_hw, stride, dilation) -> 
     Wp, C), one kernel offset at a time: dZ · W[:, :, i, j] is an (N·OH·OW, C) block whose
     rows are whole image rows, so its scatter-add runs over long contiguous stretches."""
     kh, kw, g, og, cg = w_offsets.shape
-    n = dxp.shape[0]
-    target = dxp.transpose(0, 3, 1, 2)
-    values = block.reshape(n, *out_hw, g * cg).transpose(0, 3, 1, 2)
+    values = block.reshape(dxp.shape[0], *out_hw, g * cg)
     for i in range(kh):
         for j in range(kw):
             for k in range(g):
@@ -365,7 +396,7 @@ def _scatter_input_grad(dz, w_offsets, block, dxp, out_hw, stride, dilation) -> 
                     w_offsets[i, j, k],
                     out=block[:, k * cg : (k + 1) * cg],
                 )
-            view = offset_view(target, i, j, out_hw, stride, dilation)
+            view = offset_view(dxp, i, j, out_hw, stride, dilation, axes=(1, 2))
             view += values
 
 
@@ -405,7 +436,8 @@ class Conv2d(Op):
         # the weight as (G, O/G, kH·kW·C/G), columns ordered as the windows' (small: a copy)
         wmat = weight.reshape(g, og, cg, kh, kw).transpose(0, 1, 3, 4, 2).reshape(g, og, kg)
         dtype = np.result_type(x, weight) if bias is None else np.result_type(x, weight, bias)
-        out = np.empty((n, oh, ow, o), dtype=dtype)
+        out = new_array((n, o, oh, ow), dtype, nhwc=True)
+        out_nhwc = out.transpose(0, 2, 3, 1)  # contiguous
         step = _chunk_samples(oh * ow * g * kg)
 
         def share(start: int, stop: int) -> None:
@@ -415,15 +447,16 @@ class Conv2d(Op):
                 rows = (hi - lo) * oh * ow
                 np.copyto(cols[: hi - lo], windows[lo:hi])  # im2col of one chunk
                 matrix = cols[: hi - lo].reshape(rows, g, kg)
-                result = out[lo:hi].reshape(rows, o)
+                result = out_nhwc[lo:hi].reshape(rows, o)
                 for k in range(g):
                     np.matmul(matrix[:, k], wmat[k].T, out=result[:, k * og : (k + 1) * og])
                 if bias is not None:
                     result += bias
 
-        parallel.split_batch(share, n, n * oh * ow * g * kg, blas=True)
-        self.saved = xp
-        return out.transpose(0, 3, 1, 2)
+        work = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
+        parallel.split_batch(share, n, work, blas=True)
+        self.saved = (x, xp)
+        return out
 
     # ---- backward
     def backward(self, grad, out, x, weight, bias=None):
@@ -435,7 +468,9 @@ class Conv2d(Op):
         o, cg, kh, kw = weight.shape
         g, og, kg = self.groups, o // self.groups, kh * kw * cg
         oh, ow = grad.shape[2:]
-        xp = self.saved
+        saved_x, xp = self.saved
+        if saved_x is not x:  # forward ran again since, on other values (the scalar engine's)
+            xp = padded(x, self.padding, nhwc=True)
         windows = _conv_windows(xp, (oh, ow), (kh, kw), self.stride, self.dilation, g)
         # dZ as (N, OH, OW, O): no copy when grad is channels-last, as ours are
         dz = np.ascontiguousarray(grad.transpose(0, 2, 3, 1))
@@ -443,7 +478,8 @@ class Conv2d(Op):
         # the weight by kernel offset: (kH, kW, G, O/G, C/G)
         w_offsets = np.ascontiguousarray(weight.reshape(g, og, cg, kh, kw).transpose(3, 4, 0, 1, 2))
         (top, bottom), (left, right) = self.padding
-        dxp = np.zeros((n, h + top + bottom, w + left + right, c), dtype) if need_x else None
+        shape = (n, c, h + top + bottom, w + left + right)
+        dxp = new_array(shape, dtype, nhwc=True, fill=0) if need_x else None
         step = _chunk_samples(oh * ow * g * kg)
 
         def share(start: int, stop: int) -> tuple[Any, Any]:
@@ -470,7 +506,7 @@ class Conv2d(Op):
                         d,
                         w_offsets,
                         block[:rows],
-                        dxp[lo:hi],
+                        dxp[lo:hi].transpose(0, 2, 3, 1),
                         (oh, ow),
                         self.stride,
                         self.dilation,
@@ -480,7 +516,7 @@ class Conv2d(Op):
         parts = parallel.split_batch(share, n, n * oh * ow * g * kg, blas=True)
         dx = dw = db = None
         if need_x:
-            dx = cropped(dxp.transpose(0, 3, 1, 2), self.padding, (h, w))
+            dx = cropped(dxp, self.padding, (h, w))
         if need_w:
             total = parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts)
             dw = total.reshape(g, kh, kw, cg, og).transpose(0, 4, 3, 1, 2).reshape(o, cg, kh, kw)

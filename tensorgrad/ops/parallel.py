@@ -150,14 +150,24 @@ def split_batch(
     return [*results, last]
 
 
-def over_batch(function: Callable[..., Any], arrays: Sequence[np.ndarray]) -> None:
-    """``function(*arrays)`` (a copy or an in-place add, say), with the arrays cut along
-    their first axis into shares run at once by :func:`split_batch`. Arrays of Python
-    objects stay whole: their work holds the GIL."""
+def over_batch(
+    function: Callable[..., Any], arrays: Sequence[np.ndarray], chunk_elements: int = 0
+) -> None:
+    """``function(*arrays)`` (copies, adds, masks: work on the arrays' elements in place),
+    with the arrays cut along their first axis into shares run at once by
+    :func:`split_batch`, and each share into chunks of about ``chunk_elements`` elements of
+    the first array (0: no chunks), so that a function making several passes finds its
+    chunk still in cache on the second. Arrays of Python objects stay whole: their work
+    holds the GIL."""
     first = arrays[0]
     size = 0 if first.dtype == object else first.size
+    batch = len(first)
+    per_sample = first.size // batch if batch else 0
+    step = max(1, chunk_elements // per_sample) if chunk_elements and per_sample else batch
 
     def share(start: int, stop: int) -> None:
-        function(*[a[start:stop] for a in arrays])
+        for lo in range(start, stop, max(step, 1)):
+            hi = min(lo + step, stop)
+            function(*[a[lo:hi] for a in arrays])
 
-    split_batch(share, len(first), size)
+    split_batch(share, batch, size)

@@ -20,8 +20,20 @@ import numpy as np
 
 from tensorgrad.ops import parallel
 from tensorgrad.ops.base import Op, call, shape_of
-from tensorgrad.ops.conv import Pair, channels_last, cropped, offset_view, padded
+from tensorgrad.ops.conv import (
+    Pair,
+    channels_last,
+    cropped,
+    memory_order,
+    new_array,
+    offset_view,
+    padded,
+)
 from tensorgrad.ops.shape import IndexAdd
+
+#: pooling makes several passes over each chunk of the batch of about this many output
+#: elements, so that the later passes find it in cache (``2**62``: the whole batch at once)
+CHUNK_ELEMENTS: int = 1 << 15
 
 
 # --------------------------------------------------------------------------- geometry
@@ -103,24 +115,6 @@ class _Pool(Op):
         }
 
 
-def _empty_like_layout(x: np.ndarray, shape: tuple[int, ...], dtype: Any = None) -> np.ndarray:
-    """An empty (N, C, OH, OW) array stored as x is: channels-last if x is."""
-    dtype = x.dtype if dtype is None else dtype
-    if channels_last(x):
-        n, c, h, w = shape
-        return np.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
-    return np.empty(shape, dtype=dtype)
-
-
-def _zeros_like_layout(x: np.ndarray, shape: tuple[int, ...], dtype: Any = None) -> np.ndarray:
-    """A zero (N, C, H, W) array stored as x is: channels-last if x is."""
-    dtype = x.dtype if dtype is None else dtype
-    if channels_last(x):
-        n, c, h, w = shape
-        return np.zeros((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
-    return np.zeros(shape, dtype=dtype)
-
-
 def _lowest(dtype: np.dtype) -> Any:
     """The value padding takes in a max: −∞, or the smallest integer."""
     if dtype.kind == "f":
@@ -148,64 +142,77 @@ class MaxPool2d(_Pool):
     def forward(self, x):
         out_hw, pads = self._geometry(shape_of(x))
         xp = padded(x, pads, value=_lowest(x.dtype))
-        views = [
-            offset_view(xp, i, j, out_hw, self.stride, self.dilation) for i, j in self._offsets()
-        ]
-        out = _empty_like_layout(xp, (*x.shape[:2], *out_hw))
-        parallel.over_batch(_running_max, [out, *views])
-        self.saved = (xp, pads)
+        source, axes = memory_order(xp)
+        views = [self._view(source, i, j, out_hw, axes) for i, j in self._offsets()]
+        out = new_array((*x.shape[:2], *out_hw), x.dtype, channels_last(xp))
+        parallel.over_batch(_running_max, [memory_order(out)[0], *views], CHUNK_ELEMENTS)
+        self.saved = (x, xp, pads)
         if self.return_indices:
             self.indices = self._winners(xp, out, pads, x.shape[2:])
         return out
 
+    def _view(self, array: np.ndarray, i: int, j: int, out_hw: Pair, axes: Pair) -> np.ndarray:
+        return offset_view(array, i, j, out_hw, self.stride, self.dilation, axes)
+
     def backward(self, grad, out, x):
-        xp, pads = self.saved
+        saved_x, xp, pads = self.saved
+        hw = shape_of(x)[2:]
+        data = x if isinstance(x, np.ndarray) else np.asarray(x)  # a Tensor's array
+        if saved_x is not data:  # forward ran again since, on other values (scalar engine's)
+            xp = padded(data, pads, value=_lowest(data.dtype))
         if not isinstance(grad, np.ndarray):  # on Tensors: a scatter whose VJP is a gather
-            winners = self._winners(xp, np.asarray(out), pads, shape_of(x)[2:])
+            winners = self._winners(xp, np.asarray(out), pads, hw)
             n, c, h, w = shape_of(x)
             rows = np.arange(n).reshape(n, 1, 1, 1)
             channels = np.arange(c).reshape(1, c, 1, 1)
             dx = call(IndexAdd, grad, shape=(n, c, h * w), index=(rows, channels, winners))
             return (dx.reshape((n, c, h, w)),)
-        dxp = _zeros_like_layout(xp, xp.shape, grad.dtype)
-        real = self._real_mask(xp.shape[2:], pads, shape_of(x)[2:])
-        offsets = self._offsets()
-        out_hw = out.shape[2:]
+        nhwc = channels_last(xp)
+        dxp = new_array(xp.shape, np.result_type(grad, out), nhwc, fill=0)
+        source, axes = memory_order(xp)
+        target = memory_order(dxp)[0]
+        mine = out.transpose(0, 2, 3, 1) if axes == (1, 2) else out
+        upstream = grad.transpose(0, 2, 3, 1) if axes == (1, 2) else grad
+        real = self._real_mask(xp.shape[2:], pads, hw)
+        if real is not None:
+            real = real[None, :, :, None] if axes == (1, 2) else real[None, None]
+        disjoint = all(
+            s >= d * (k - 1) + 1 for k, s, d in zip(self.kernel, self.stride, self.dilation)
+        )
 
-        def route(grad, out, xp, dxp):
-            _route_to_winners(grad, out, xp, dxp, offsets, out_hw, self, real)
+        def route(upstream, mine, source, target):
+            _route_to_winners(self, upstream, mine, source, target, axes, real, disjoint)
 
-        parallel.over_batch(route, [grad, out, xp, dxp])
-        return (cropped(dxp, pads, shape_of(x)[2:]),)
+        parallel.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
+        return (cropped(dxp, pads, hw),)
 
     def _real_mask(self, padded_hw: Pair, pads, hw: Pair) -> np.ndarray | None:
         """Where the padded plane holds input (not padding), or None without padding."""
         (top, _), (left, _) = pads
-        if padded_hw == tuple(hw):
+        if tuple(padded_hw) == tuple(hw):
             return None
         mask = np.zeros(padded_hw, dtype=bool)
         mask[top : top + hw[0], left : left + hw[1]] = True
         return mask
 
     def _winners(self, xp: np.ndarray, out: np.ndarray, pads, hw: Pair) -> np.ndarray:
-        """Each window's winner as its position h·W + w in the input plane (int64)."""
+        """Each window's winner as its position h·W + w in the input plane (int64), by the
+        rule of :func:`_route_to_winners`."""
         (top, _), (left, _) = pads
         out_hw = out.shape[2:]
         winners = np.full(out.shape, -1, dtype=np.int64)
         real = self._real_mask(xp.shape[2:], pads, hw)
-        positions = np.arange(xp.shape[2] * xp.shape[3]).reshape(xp.shape[2:])
-        rows, columns = np.divmod(positions, xp.shape[3])
-        plane = (rows - top) * hw[1] + (columns - left)  # the position in the input plane
-        plane = np.broadcast_to(plane, xp.shape)
+        rows, columns = np.indices(xp.shape[2:])
+        plane = np.broadcast_to((rows - top) * hw[1] + (columns - left), xp.shape)
         for i, j in self._offsets():
-            view = offset_view(xp, i, j, out_hw, self.stride, self.dilation)
-            where = offset_view(plane, i, j, out_hw, self.stride, self.dilation)
+            view = self._view(xp, i, j, out_hw, (2, 3))
             hit = (view == out) & (winners < 0)
             if real is not None:
-                hit &= offset_view(real[None, None], i, j, out_hw, self.stride, self.dilation)
-            np.copyto(winners, where, where=hit)
+                hit &= self._view(real[None, None], i, j, out_hw, (2, 3))
+            np.copyto(winners, self._view(plane, i, j, out_hw, (2, 3)), where=hit)
             if view.dtype.kind == "f":  # the last NaN of a NaN window: later ones overwrite
-                np.copyto(winners, where, where=np.isnan(view))
+                nan = np.isnan(view)
+                np.copyto(winners, self._view(plane, i, j, out_hw, (2, 3)), where=nan)
         return winners
 
 
@@ -219,33 +226,51 @@ def _running_max(out: np.ndarray, *views: np.ndarray) -> None:
         np.maximum(out, view, out=out)
 
 
-def _route_to_winners(grad, out, xp, dxp, offsets, out_hw, op: MaxPool2d, real) -> None:
-    """Add each window's gradient to its winner in ``dxp``, for one share of the batch.
+def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -> None:
+    """Add each window's gradient to its winner in ``dxp`` (zeros), for a share of the batch;
+    all arrays in memory order, spatial axes at ``axes``.
 
     Offsets are visited in the window's row-major order; the gradient still unclaimed by a
-    window goes to the first element equal to the window's maximum, and is then used up.
-    A window whose maximum is NaN matches nothing there; it goes afterwards to its last NaN.
+    window goes to the first element equal to the window's maximum, and is then used up. A
+    window whose maximum is NaN matches nothing; its gradient goes afterwards to its last
+    NaN. Multiplying by the 0/1 mask is exact for finite gradients (and several times faster
+    than NumPy's masked ``where=`` loops); infinite or NaN ones take the masked loops, which
+    leave the other elements at exactly 0 as PyTorch does.
     """
+    out_hw = out.shape[axes[0]], out.shape[axes[1]]
+    offsets = op._offsets()
     unclaimed = np.array(grad, copy=True, order="K")
-    hit = np.empty(out.shape, dtype=bool)
+    exact = not np.isfinite(np.add.reduce(unclaimed, axis=None)) if unclaimed.size else False
+    hit = np.empty_like(out, dtype=bool)
+    part = None if disjoint and not exact else np.empty_like(unclaimed)
     last = len(offsets) - 1
     for k, (i, j) in enumerate(offsets):
-        view = offset_view(xp, i, j, out_hw, op.stride, op.dilation)
-        target = offset_view(dxp, i, j, out_hw, op.stride, op.dilation)
+        view = op._view(xp, i, j, out_hw, axes)
+        target = op._view(dxp, i, j, out_hw, axes)
         np.equal(view, out, out=hit)
         if real is not None:
-            hit &= offset_view(real[None, None], i, j, out_hw, op.stride, op.dilation)
-        np.add(target, unclaimed, out=target, where=hit)
-        if k < last:
-            np.copyto(unclaimed, 0, where=hit)
+            hit &= op._view(real, i, j, out_hw, axes)
+        if exact:
+            np.add(target, unclaimed, out=target, where=hit)
+            if k < last:
+                np.copyto(unclaimed, 0, where=hit)
+        elif disjoint:  # nothing else writes here: the product is the gradient
+            np.multiply(unclaimed, hit, out=target)
+            if k < last:
+                unclaimed -= target
+        else:
+            np.multiply(unclaimed, hit, out=part)
+            target += part
+            if k < last:
+                unclaimed -= part
     # a sum is NaN (or, spuriously, ±∞ minus ∞) if any maximum is NaN: one cheap pass
     if out.dtype.kind == "f" and out.size and not np.isfinite(np.add.reduce(out, axis=None)):
         pending = np.isnan(out)
         for i, j in reversed(offsets):
             if not pending.any():
                 break
-            view = offset_view(xp, i, j, out_hw, op.stride, op.dilation)
-            target = offset_view(dxp, i, j, out_hw, op.stride, op.dilation)
+            view = op._view(xp, i, j, out_hw, axes)
+            target = op._view(dxp, i, j, out_hw, axes)
             np.logical_and(np.isnan(view), pending, out=hit)
             np.add(target, grad, out=target, where=hit)
             pending &= ~hit
@@ -307,13 +332,19 @@ class AvgPool2d(_Average):
     def forward(self, x):
         out_hw, pads = self._geometry(shape_of(x))
         xp = padded(x, pads, value=0)
+        source, axes = memory_order(xp)
         views = [
-            offset_view(xp, i, j, out_hw, self.stride, self.dilation) for i, j in self._offsets()
+            offset_view(source, i, j, out_hw, self.stride, self.dilation, axes)
+            for i, j in self._offsets()
         ]
         dtype = x.dtype if x.dtype.kind in "fO" else np.float64
-        out = _empty_like_layout(xp, (*x.shape[:2], *out_hw), dtype)
+        out = new_array((*x.shape[:2], *out_hw), dtype, channels_last(xp))
         scale = self._scale(x.shape[2:], out_hw, dtype)
-        parallel.over_batch(lambda out, *views: _running_sum(out, views, scale), [out, *views])
+        if not np.isscalar(scale) and axes == (1, 2):
+            scale = scale[:, :, None]  # (OH, OW, 1) against (N, OH, OW, C)
+        parallel.over_batch(
+            lambda out, *views: _running_sum(out, views, scale), [memory_order(out)[0], *views]
+        )
         return out
 
     def backward(self, grad, out, x):
@@ -337,16 +368,20 @@ class AvgPool2dBackward(_Average):
         out_hw, pads = self._geometry((n, c, *self.input_size))
         (top, bottom), (left, right) = pads
         h, w = self.input_size
-        dxp = _zeros_like_layout(grad, (n, c, h + top + bottom, w + left + right))
+        shape = (n, c, h + top + bottom, w + left + right)
+        dxp = new_array(shape, grad.dtype, channels_last(grad), fill=0)
+        target, axes = memory_order(dxp)
         scaled = grad * self._scale(self.input_size, out_hw, grad.dtype)
+        if axes == (1, 2):
+            scaled = scaled.transpose(0, 2, 3, 1)
         offsets = self._offsets()
 
-        def spread(dxp, scaled):
+        def spread(target, scaled):
             for i, j in offsets:
-                view = offset_view(dxp, i, j, out_hw, self.stride, self.dilation)
+                view = offset_view(target, i, j, out_hw, self.stride, self.dilation, axes)
                 view += scaled
 
-        parallel.over_batch(spread, [dxp, scaled])
+        parallel.over_batch(spread, [target, scaled])
         return cropped(dxp, pads, self.input_size)
 
     def backward(self, grad, out, g):
