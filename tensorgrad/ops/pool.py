@@ -240,7 +240,11 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
     out_hw = out.shape[axes[0]], out.shape[axes[1]]
     offsets = op._offsets()
     unclaimed = np.array(grad, copy=True, order="K")
-    exact = not np.isfinite(np.add.reduce(unclaimed, axis=None)) if unclaimed.size else False
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: the very thing looked for
+        exact = not np.isfinite(np.add.reduce(unclaimed, axis=None)) if unclaimed.size else False
+        some_nan = (
+            out.dtype.kind == "f" and out.size and not np.isfinite(np.add.reduce(out, axis=None))
+        )
     hit = np.empty_like(out, dtype=bool)
     part = None if disjoint and not exact else np.empty_like(unclaimed)
     last = len(offsets) - 1
@@ -264,7 +268,7 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
             if k < last:
                 unclaimed -= part
     # a sum is NaN (or, spuriously, ±∞ minus ∞) if any maximum is NaN: one cheap pass
-    if out.dtype.kind == "f" and out.size and not np.isfinite(np.add.reduce(out, axis=None)):
+    if some_nan:
         pending = np.isnan(out)
         for i, j in reversed(offsets):
             if not pending.any():
