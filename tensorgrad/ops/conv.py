@@ -205,14 +205,17 @@ def memory_order(x: np.ndarray) -> tuple[np.ndarray, Pair]:
     return x, (2, 3)
 
 
+#: a tiny channels-last array: ``np.empty_like(_CHANNELS_LAST, shape=..., order="K")`` lays
+#: out a new array of any (N, C, H, W) shape as it is laid out
+_CHANNELS_LAST = np.empty((2, 2, 2, 2), dtype=np.int8).transpose(0, 3, 1, 2)
+
+
 def new_array(shape: tuple[int, ...], dtype: Any, nhwc: bool, fill: Any = None) -> np.ndarray:
     """A fresh (N, C, H, W) array, channels-last if ``nhwc``, that owns its memory (no
     ``base``, unlike a transposed view: the engine lets an op reuse a gradient only then);
     filled with ``fill`` unless it is None."""
     if nhwc:
-        n, c, h, w = shape
-        layout = np.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)  # not touched
-        array = np.empty_like(layout, order="K")
+        array = np.empty_like(_CHANNELS_LAST, dtype=dtype, order="K", shape=shape)
     else:
         array = np.empty(shape, dtype=dtype)
     if fill is not None:
@@ -384,10 +387,18 @@ def _conv_windows(xp, out_hw: Pair, kernel: Pair, stride: Pair, dilation: Pair, 
 
 def _scatter_input_grad(dz, w_offsets, block, dxp, out_hw, stride, dilation) -> None:
     """col2im(dZ · W) for one chunk, into its part of the padded, channels-last dx (N, Hp,
-    Wp, C), one kernel offset at a time: dZ · W[:, :, i, j] is an (N·OH·OW, C) block whose
-    rows are whole image rows, so its scatter-add runs over long contiguous stretches."""
+    Wp, C), which it overwrites, one kernel offset at a time: dZ · W[:, :, i, j] is an
+    (N·OH·OW, C) block whose rows are whole image rows, so its scatter-add runs over long
+    contiguous stretches. With stride 1 the first offset's block covers all of dx but two
+    strips, so it is copied rather than added to zeros."""
     kh, kw, g, og, cg = w_offsets.shape
     values = block.reshape(dxp.shape[0], *out_hw, g * cg)
+    dense = tuple(stride) == (1, 1)
+    if dense:  # what offset (0, 0) does not reach
+        dxp[:, out_hw[0] :] = 0
+        dxp[:, : out_hw[0], out_hw[1] :] = 0
+    else:
+        dxp[...] = 0
     for i in range(kh):
         for j in range(kw):
             for k in range(g):
@@ -397,7 +408,10 @@ def _scatter_input_grad(dz, w_offsets, block, dxp, out_hw, stride, dilation) -> 
                     out=block[:, k * cg : (k + 1) * cg],
                 )
             view = offset_view(dxp, i, j, out_hw, stride, dilation, axes=(1, 2))
-            view += values
+            if dense and i == j == 0:
+                np.copyto(view, values)
+            else:
+                view += values
 
 
 class Conv2d(Op):
@@ -479,7 +493,7 @@ class Conv2d(Op):
         w_offsets = np.ascontiguousarray(weight.reshape(g, og, cg, kh, kw).transpose(3, 4, 0, 1, 2))
         (top, bottom), (left, right) = self.padding
         shape = (n, c, h + top + bottom, w + left + right)
-        dxp = new_array(shape, dtype, nhwc=True, fill=0) if need_x else None
+        dxp = new_array(shape, dtype, nhwc=True) if need_x else None  # chunks overwrite it
         step = _chunk_samples(oh * ow * g * kg)
 
         def share(start: int, stop: int) -> tuple[Any, Any]:

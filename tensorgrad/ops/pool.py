@@ -168,7 +168,10 @@ class MaxPool2d(_Pool):
             dx = call(IndexAdd, grad, shape=(n, c, h * w), index=(rows, channels, winners))
             return (dx.reshape((n, c, h, w)),)
         nhwc = channels_last(xp)
-        dxp = new_array(xp.shape, np.result_type(grad, out), nhwc, fill=0)
+        tiles = self.stride == self.kernel and self.dilation == (1, 1) and not any(sum(pads, ()))
+        covered = tiles and all(o * k == size for o, k, size in zip(out.shape[2:], self.kernel, hw))
+        dtype = np.result_type(grad, out)
+        dxp = new_array(xp.shape, dtype, nhwc, fill=None if covered else 0)
         source, axes = memory_order(xp)
         target = memory_order(dxp)[0]
         mine = out.transpose(0, 2, 3, 1) if axes == (1, 2) else out
@@ -181,7 +184,10 @@ class MaxPool2d(_Pool):
         )
 
         def route(upstream, mine, source, target):
-            _route_to_winners(self, upstream, mine, source, target, axes, real, disjoint)
+            if tiles:
+                _route_tiles(self, upstream, mine, source, target, axes)
+            else:
+                _route_to_winners(self, upstream, mine, source, target, axes, real, disjoint)
 
         parallel.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
         return (cropped(dxp, pads, hw),)
@@ -240,11 +246,7 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
     out_hw = out.shape[axes[0]], out.shape[axes[1]]
     offsets = op._offsets()
     unclaimed = np.array(grad, copy=True, order="K")
-    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: the very thing looked for
-        exact = not np.isfinite(np.add.reduce(unclaimed, axis=None)) if unclaimed.size else False
-        some_nan = (
-            out.dtype.kind == "f" and out.size and not np.isfinite(np.add.reduce(out, axis=None))
-        )
+    exact = not _finite(unclaimed)
     hit = np.empty_like(out, dtype=bool)
     part = None if disjoint and not exact else np.empty_like(unclaimed)
     last = len(offsets) - 1
@@ -267,17 +269,76 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
             target += part
             if k < last:
                 unclaimed -= part
-    # a sum is NaN (or, spuriously, ±∞ minus ∞) if any maximum is NaN: one cheap pass
-    if some_nan:
-        pending = np.isnan(out)
-        for i, j in reversed(offsets):
-            if not pending.any():
-                break
-            view = op._view(xp, i, j, out_hw, axes)
-            target = op._view(dxp, i, j, out_hw, axes)
-            np.logical_and(np.isnan(view), pending, out=hit)
-            np.add(target, grad, out=target, where=hit)
-            pending &= ~hit
+    if _has_nan(out):
+        _to_last_nan(op, grad, out, xp, dxp, axes)
+
+
+def _has_nan(out: np.ndarray) -> bool:
+    """Whether a maximum is NaN: its sum is then NaN (or, spuriously, ±∞ minus ∞, after which
+    the exact check finds nothing). One cheap pass without a temporary."""
+    if out.dtype.kind != "f" or not out.size:
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        return not np.isfinite(np.add.reduce(out, axis=None))
+
+
+def _finite(grad: np.ndarray) -> bool:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return not grad.size or bool(np.isfinite(np.add.reduce(grad, axis=None)))
+
+
+def _to_last_nan(op: MaxPool2d, grad, out, xp, dxp, axes) -> None:
+    """Add the gradient of each window whose maximum is NaN to the window's last NaN."""
+    out_hw = out.shape[axes[0]], out.shape[axes[1]]
+    pending = np.isnan(out)
+    hit = np.empty_like(pending)
+    for i, j in reversed(op._offsets()):
+        if not pending.any():
+            break
+        view = op._view(xp, i, j, out_hw, axes)
+        target = op._view(dxp, i, j, out_hw, axes)
+        np.logical_and(np.isnan(view), pending, out=hit)
+        np.add(target, grad, out=target, where=hit)
+        pending &= ~hit
+
+
+def _route_tiles(op: MaxPool2d, grad, out, x, dx, axes) -> None:
+    """:func:`_route_to_winners` for windows that tile the input (stride = kernel, no
+    dilation, no padding): each window is a block of a reshaped view, so one comparison and
+    one product over the whole input route every window, with the first-maximum rule applied
+    on the small boolean array in between."""
+    kh, kw = op.kernel
+    oh, ow = out.shape[axes[0]], out.shape[axes[1]]
+    if axes == (1, 2):  # (N, H, W, C)
+        n, c = x.shape[0], x.shape[3]
+        blocks, pooled, window = (n, oh, kh, ow, kw, c), (n, oh, 1, ow, 1, c), (2, 4)
+        region = (slice(None), slice(0, oh * kh), slice(0, ow * kw))
+    else:  # (N, C, H, W)
+        n, c = x.shape[:2]
+        blocks, pooled, window = (n, c, oh, kh, ow, kw), (n, c, oh, 1, ow, 1), (3, 5)
+        region = (slice(None), slice(None), slice(0, oh * kh), slice(0, ow * kw))
+    # splitting axes of a slice is always a view: dx's blocks are written in place
+    x_blocks, dx_blocks = x[region].reshape(blocks), dx[region].reshape(blocks)
+    hit = np.equal(x_blocks, out.reshape(pooled))
+    taken = None
+    for a in range(kh):
+        for b in range(kw):
+            index = [slice(None)] * 6
+            index[window[0]], index[window[1]] = a, b
+            offset = hit[tuple(index)]
+            if taken is None:
+                taken = offset.copy()
+            else:
+                np.greater(offset, taken, out=offset)  # a hit where no earlier offset hit
+                taken |= offset
+    upstream = grad.reshape(pooled)
+    if _finite(grad):  # exact: x · 1 = x, x · 0 = 0
+        np.multiply(hit, upstream, out=dx_blocks)
+    else:  # ∞ · 0 would be NaN: a masked copy leaves the losers at exactly 0
+        dx_blocks[...] = 0
+        np.copyto(dx_blocks, upstream, where=hit)
+    if _has_nan(out):
+        _to_last_nan(op, grad, out, x, dx, axes)
 
 
 # --------------------------------------------------------------------------- average pooling
