@@ -690,3 +690,17 @@ def test_mnist_network_matches_torch(torch):
     torch.nn.functional.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y)).backward()
     for (name, a), b in zip(ours.named_parameters(), theirs.parameters(), strict=True):
         np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_docs_conv_examples_print_what_the_page_shows(capsys):
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "conv.md"
+    pattern = r"```python\n(.*?)```\n\n```text\n(.*?)```\n"
+    snippets = re.findall(pattern, page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert len(snippets) >= 4, "docs/conv.md lost its examples"
+    namespace: dict = {"__name__": "docs_conv"}
+    for number, (block, expected) in enumerate(snippets, 1):
+        exec(compile(block, f"conv.md block {number}", "exec"), namespace)
+        assert capsys.readouterr().out == expected, f"block {number}"
