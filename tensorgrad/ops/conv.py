@@ -5,12 +5,14 @@
 overlapping windows sum. A convolution is ``W · unfold(x)``, so its VJPs are a matrix
 product's (dW = dZ · colsᵀ, dcols = Wᵀ · dZ) followed by ``Fold``. docs/conv.md derives it.
 
-The fast path of ``Conv2d`` (on arrays) works channels-last: it pads and transposes the input
-to (N, H, W, C) once, copies the windows into an (N·OH·OW, kH·kW·C) matrix, multiplies, and
-returns its (N, OH, OW, O) result as an (N, O, OH, OW) view: no transposes back. A
-convolution that takes that view sees channels-last memory again and copies nothing more.
-When the engine records the backward pass (``create_graph=True``) the same VJP is composed
-of ``Unfold``, ``Fold`` and matrix products on Tensors, so second derivatives work.
+The fast path of ``Conv2d`` (on arrays) works channels-last: it pads the input into
+(N, Hp, Wp, C) memory once (no copy when it is stored so already), and for each cache-sized
+chunk of the batch copies the windows into a (rows, kH·kW·C) matrix and multiplies. The
+(rows, O) product is the output's (N, OH, OW, O) memory, returned as an (N, O, OH, OW) array
+stored channels-last: the next convolution reads it without a copy. The chunks are shared
+between two threads (``ops/parallel.py``). When the engine records the backward pass
+(``create_graph=True``) the same VJP is composed of ``Unfold``, ``Fold`` and matrix
+products on Tensors, so second derivatives work. docs/conv.md explains each speed trick.
 
 Padding is given per side, ``((top, bottom), (left, right))``: PyTorch's ``padding='same'``
 pads one more at the bottom and right for an even dilated kernel.
