@@ -405,11 +405,14 @@ IMPLEMENTATIONS = {"numpy": NumpyCNN, "tensorgrad": TensorgradCNN, "torch": Torc
 
 
 def memory_worker(kind: str, batch_size: int, steps: int) -> dict:
-    """A few training steps; the resident size before them and the peak during them."""
+    """A few training steps; the resident size before the first and the peak during them.
+
+    The first step counts: before it, nothing a step allocates has been allocated, so the
+    peak's growth over the resident size is what a step needs (after it, the allocator would
+    keep much of that memory resident, and the growth of later steps would hide it)."""
     x, y, _ = load_data(batch_size * 2)
     impl = IMPLEMENTATIONS[kind](init_params())
     data = [(impl.convert(bx), impl.convert(by)) for bx, by in batches(x, y, batch_size)]
-    impl.train_step(*data[0])  # lazy imports and first allocations are not training's
     gc.collect()
     before = memory.resident()
     reset = memory.reset_peak()
@@ -499,7 +502,8 @@ def run(args: argparse.Namespace) -> str:
             check,
             *parts,
             f"**Peak memory** over {memory_steps} training steps at batch {memory_batch}, each "
-            "implementation in its own process (after one untimed step).\n",
+            "implementation in its own process; *growth* is the peak over the resident size "
+            "before the first step (the interpreter, the libraries, the data and the model).\n",
             memory_table(memory_batch, memory_steps),
         ]
     )
