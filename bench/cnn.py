@@ -246,6 +246,31 @@ class TensorgradCNN:
         return [t.numpy() for t in self.tensors]
 
 
+class TensorgradOneThread(TensorgradCNN):
+    """tensorgrad with its convolution and pooling kept in the calling thread
+    (``TENSORGRAD_THREADS=1``): BLAS then uses its own threads on each chunk's products."""
+
+    name = "tensorgrad, 1 thread"
+
+    def _alone(self, method, *args):
+        from tensorgrad.ops import parallel
+
+        threads, parallel.THREADS = parallel.THREADS, 1
+        try:
+            return method(*args)
+        finally:
+            parallel.THREADS = threads
+
+    def forward(self, x):
+        return self._alone(super().forward, x)
+
+    def loss_and_grads(self, x, y):
+        return self._alone(super().loss_and_grads, x, y)
+
+    def train_step(self, x, y) -> None:
+        self._alone(super().train_step, x, y)
+
+
 class TorchCNN:
     """The same network in PyTorch (CPU, eager), with as many threads as NumPy's BLAS."""
 
@@ -292,7 +317,7 @@ class TorchCNN:
 
 def implementations() -> list[type]:
     """The implementations to compare, the NumPy reference first; PyTorch when installed."""
-    found = [NumpyCNN, TensorgradCNN]
+    found = [NumpyCNN, TensorgradCNN, TensorgradOneThread]
     if common.torch() is not None:
         found.append(TorchCNN)
     return found
