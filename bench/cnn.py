@@ -12,7 +12,9 @@ The NumPy reference is the im2col network a careful programmer writes: channels-
 (N·OH·OW, kH·kW·C) matrix with one ``as_strided`` view and one copy; one matrix product per
 convolution and per gradient; col2im as nine strided adds; the max-pool's gradient to the
 first maximum of each window (PyTorch's rule). It does not split work across threads or
-chunks; tensorgrad's convolution does (docs/conv.md).
+chunks; tensorgrad's convolution does (docs/conv.md). A second tensorgrad row, "tensorgrad,
+1 thread" (``TENSORGRAD_THREADS=1``: its convolutions in the calling thread, BLAS multiplying
+with its own threads), shows what those threads are worth.
 
 ``python -m bench.cnn --worker JOB`` is the subprocess that measures one implementation's
 peak memory (see :func:`memory_table`).
