@@ -498,7 +498,16 @@ def memory_table(batch_size: int, steps: int) -> str:
 
 
 # --------------------------------------------------------------------------- the section
+def _same_threads() -> None:
+    """tensorgrad's own threads, as many as NumPy's BLAS has (and PyTorch): with
+    ``--threads 1`` every implementation runs on one core."""
+    from tensorgrad.ops import parallel
+
+    parallel.THREADS = min(parallel.THREADS, common.blas()[1])
+
+
 def run(args: argparse.Namespace) -> str:
+    _same_threads()
     config = common.settings(args)
     sizes = config.pick(full=BATCH_SIZES, quick=BATCH_SIZES, smoke=(8,))
     samples = config.pick(full=1024, quick=512, smoke=32)
@@ -524,7 +533,8 @@ def run(args: argparse.Namespace) -> str:
             f"ReLU, linear 128→10, cross-entropy. Data: {source} ({samples} samples, cycled "
             "through); the same batches and initial weights for every implementation; "
             f"{rounds} interleaved rounds, each timing a few steps after one untimed step. "
-            f"BLAS threads: {common.blas()[1]}.{skipped}\n",
+            f"BLAS threads: {common.blas()[1]}, and as many for PyTorch and for tensorgrad's own "
+            f"threads.{skipped}\n",
             f"Agreement with the NumPy reference (relative error, must be ≤ {TOLERANCE:g}):\n",
             check,
             *parts,
@@ -541,4 +551,5 @@ if __name__ == "__main__":
     parser.add_argument("--worker", nargs=1, required=True, help="a JSON job")
     job = json.loads(parser.parse_args().worker[0])
     common.limit_threads(job["threads"])
+    _same_threads()
     print(json.dumps(memory_worker(job["kind"], job["batch"], job["steps"])))
