@@ -34,6 +34,9 @@ from tensorgrad.ops.shape import IndexAdd
 #: pooling makes several passes over each chunk of the batch of about this many output
 #: elements, so that the later passes find it in cache (``2**62``: the whole batch at once)
 CHUNK_ELEMENTS: int = 1 << 15
+#: max pooling whose windows tile the input routes gradients with one comparison and one
+#: product over the whole input (:func:`_route_tiles`); False: the general offset loop
+TILES: bool = True
 
 
 # --------------------------------------------------------------------------- geometry
@@ -168,7 +171,8 @@ class MaxPool2d(_Pool):
             dx = call(IndexAdd, grad, shape=(n, c, h * w), index=(rows, channels, winners))
             return (dx.reshape((n, c, h, w)),)
         nhwc = channels_last(xp)
-        tiles = self.stride == self.kernel and self.dilation == (1, 1) and not any(sum(pads, ()))
+        tiles = TILES and self.stride == self.kernel and self.dilation == (1, 1)
+        tiles = tiles and not any(sum(pads, ()))
         covered = tiles and all(o * k == size for o, k, size in zip(out.shape[2:], self.kernel, hw))
         dtype = np.result_type(grad, out)
         dxp = new_array(xp.shape, dtype, nhwc, fill=None if covered else 0)

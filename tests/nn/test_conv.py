@@ -182,12 +182,13 @@ def test_conv2d_batch_of_one_and_float32(torch):
 # --------------------------------------------------------------------------- the speed tricks
 @pytest.fixture(params=["plain", "threads_and_chunks"])
 def tricks(request, monkeypatch):
-    """Run a test with no threads and one chunk per batch, and with two threads and tiny
-    chunks (so that tiny inputs take every path)."""
+    """Run a test with no threads, one chunk per batch and max pooling's general loop, and
+    with two threads, tiny chunks (so that tiny inputs take every path) and pooling's tiles."""
     if request.param == "plain":
         monkeypatch.setattr(parallel, "THREADS", 1)
         monkeypatch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
         monkeypatch.setattr(pool_ops, "CHUNK_ELEMENTS", 2**62)
+        monkeypatch.setattr(pool_ops, "TILES", False)
     else:
         monkeypatch.setattr(parallel, "THREADS", 2)
         monkeypatch.setattr(parallel, "MIN_ELEMENTS", 0)
@@ -202,6 +203,7 @@ def _reference_gradients(arrays, fn):
         patch.setattr(parallel, "THREADS", 1)
         patch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
         patch.setattr(pool_ops, "CHUNK_ELEMENTS", 2**62)
+        patch.setattr(pool_ops, "TILES", False)
         return gradients(fn, arrays)
 
 
