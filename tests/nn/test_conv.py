@@ -706,3 +706,15 @@ def test_docs_conv_examples_print_what_the_page_shows(capsys):
     for number, (block, expected) in enumerate(snippets, 1):
         exec(compile(block, f"conv.md block {number}", "exec"), namespace)
         assert capsys.readouterr().out == expected, f"block {number}"
+
+
+def test_the_thread_count_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TENSORGRAD_THREADS", "1")
+    assert parallel._default_threads() == 1
+    monkeypatch.setenv("TENSORGRAD_THREADS", "two")
+    with pytest.raises(
+        ValueError, match="TENSORGRAD_THREADS must be a positive integer, got 'two'"
+    ):
+        parallel._default_threads()
+    monkeypatch.delenv("TENSORGRAD_THREADS")
+    assert 1 <= parallel._default_threads() <= 2
