@@ -14,6 +14,8 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``linear``         the fused linear layer and linear chain
 ``loss``           cross-entropy, binary cross-entropy with logits
 ``norm``           the normalisation core of batch and layer norm
+``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
+``pool``           max, average and adaptive average pooling
 =================  ==========================================================================
 """
 
@@ -27,6 +29,7 @@ from tensorgrad.ops.base import (
     shape_of,
     sum_to,
 )
+from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -64,18 +67,24 @@ from tensorgrad.ops.linalg import MatMul
 from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import Normalize
+from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 
 __all__ = [
     "Abs",
+    "AdaptiveAvgPool2d",
     "Add",
+    "AvgPool2d",
+    "AvgPool2dBackward",
     "BinaryCrossEntropyWithLogits",
     "BroadcastTo",
     "Cast",
     "Clip",
     "Clone",
     "Concatenate",
+    "ConstantPad",
+    "Conv2d",
     "CopyIntoView",
     "Cos",
     "CrossEntropy",
@@ -84,6 +93,7 @@ __all__ = [
     "Erf",
     "Exp",
     "Expm1",
+    "Fold",
     "Gather",
     "Gelu",
     "GetItem",
@@ -97,6 +107,7 @@ __all__ = [
     "LogSumExp",
     "MatMul",
     "Max",
+    "MaxPool2d",
     "Maximum",
     "Mean",
     "Min",
@@ -121,6 +132,7 @@ __all__ = [
     "Sum",
     "Tanh",
     "Transpose",
+    "Unfold",
     "Var",
     "Where",
     "call",

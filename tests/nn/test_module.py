@@ -430,7 +430,8 @@ def test_repr_indents_nested_modules():
         "  (0): Sequential(\n"
         "    (0): Tanh()\n"
         "  )\n"
-        "  (1): BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "  (1): BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)\n"
         ")"
     )
 

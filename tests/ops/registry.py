@@ -1793,3 +1793,7 @@ def error_cases() -> list[Any]:
         for info in REGISTRY
         for error in info.errors
     ]
+
+
+# convolution, pooling and padding: tests/ops/registry_conv.py registers its entries here
+from tests.ops import registry_conv  # noqa: E402, F401

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
+from tests.ops import registry_conv
 from tests.ops.registry import REGISTRY, cases, outputs, quiet
 
 #: float64 results may differ from the reference by rounding (a different but exact formula)
@@ -95,6 +96,8 @@ COVERAGE_EXEMPT = {
         "argmin": "forward only",
     },
 }
+for _feature, _exempt in registry_conv.COVERAGE_EXEMPT.items():
+    COVERAGE_EXEMPT[_feature].update(_exempt)
 
 
 def _has(feature: str, array: np.ndarray) -> bool:

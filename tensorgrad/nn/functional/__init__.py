@@ -1,7 +1,7 @@
 """Stateless functions behind the layers and losses: ``import tensorgrad.nn.functional as F``.
 
-One module per family, as ``tensorgrad.nn.modules``: ``activation``, ``linear``, ``dropout``,
-``normalization`` and ``loss``.
+One module per family, as ``tensorgrad.nn.modules``: ``activation``, ``linear``, ``conv``,
+``pooling``, ``dropout``, ``normalization`` and ``loss``.
 """
 
 from tensorgrad.nn.functional.activation import (
@@ -13,7 +13,8 @@ from tensorgrad.nn.functional.activation import (
     softmax,
     tanh,
 )
-from tensorgrad.nn.functional.dropout import dropout
+from tensorgrad.nn.functional.conv import conv1d, conv2d, fold, pad, unfold
+from tensorgrad.nn.functional.dropout import dropout, dropout2d
 from tensorgrad.nn.functional.linear import linear
 from tensorgrad.nn.functional.loss import (
     binary_cross_entropy_with_logits,
@@ -22,21 +23,31 @@ from tensorgrad.nn.functional.loss import (
     nll_loss,
 )
 from tensorgrad.nn.functional.normalization import batch_norm, layer_norm
+from tensorgrad.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
 __all__ = [
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
     "batch_norm",
     "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
     "cross_entropy",
     "dropout",
+    "dropout2d",
+    "fold",
     "gelu",
     "layer_norm",
     "leaky_relu",
     "linear",
     "log_softmax",
+    "max_pool2d",
     "mse_loss",
     "nll_loss",
+    "pad",
     "relu",
     "sigmoid",
     "softmax",
     "tanh",
+    "unfold",
 ]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tensorgrad import backend
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
+from tensorgrad.nn.functional._conv_args import tensor_of
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -25,3 +28,45 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         mask = keep.astype(x.dtype)
         mask *= 1.0 / (1.0 - p)
     return x.mul_(mask) if inplace else x * mask
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels with probability ``p`` (one draw per sample and channel of
+    (N, C, H, W) input) and scale the rest by 1/(1 − p); the identity when not training.
+
+    As in PyTorch, a 3-D input is taken as (N, C, L), with a warning (PyTorch plans to read it
+    as unbatched (C, H, W) instead), and other shapes are warned about but accepted.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout2d: probability p must be in [0, 1], got {p}")
+    if inplace:
+        raise NotImplementedError(
+            "dropout2d: inplace=True is not supported in tensorgrad; use the returned tensor"
+        )
+    x = tensor_of(input)
+    if x.ndim < 2:
+        raise ValueError(f"dropout2d: expected an input of at least 2 dimensions, got {x.shape}")
+    if x.ndim == 3:
+        warnings.warn(
+            "dropout2d: a 3-D input is taken as (N, C, L) and whole channels of it are zeroed "
+            "(PyTorch's behaviour, which it plans to change to unbatched (C, H, W)); use a 4-D "
+            "input to mean (N, C, H, W)",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif x.ndim != 4:
+        warnings.warn(
+            f"dropout2d: received a {x.ndim}-D input; dropout2d is meant for 4-D (N, C, H, W) "
+            "input (PyTorch deprecates other shapes)",
+            UserWarning,
+            stacklevel=2,
+        )
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    shape = (*x.shape[:2], *(1,) * (x.ndim - 2))
+    keep = backend.rng().random(shape, dtype=np.float32) >= p
+    mask = keep.astype(x.dtype)
+    mask *= 1.0 / (1.0 - p)
+    return x * mask

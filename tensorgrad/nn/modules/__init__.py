@@ -4,8 +4,10 @@
 ``module``          ``Module``, the base of every layer and model
 ``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``
 ``linear``          ``Identity``, ``Linear``
+``conv``            ``Conv1d``, ``Conv2d``
+``pooling``         ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``
 ``activation``      ``ReLU``, ``Tanh``, ``Softmax``, ...
-``dropout``         ``Dropout``
+``dropout``         ``Dropout``, ``Dropout2d``
 ``batchnorm``       ``BatchNorm1d``, ``BatchNorm2d``
 ``normalization``   ``LayerNorm``
 ``flatten``         ``Flatten``, ``Unflatten``
@@ -24,20 +26,27 @@ from tensorgrad.nn.modules.activation import (
 )
 from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorgrad.nn.modules.container import ModuleDict, ModuleList, Sequential
-from tensorgrad.nn.modules.dropout import Dropout
+from tensorgrad.nn.modules.conv import Conv1d, Conv2d
+from tensorgrad.nn.modules.dropout import Dropout, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
 from tensorgrad.nn.modules.linear import Identity, Linear
 from tensorgrad.nn.modules.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
+from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 __all__ = [
     "GELU",
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout2d",
     "Flatten",
     "Identity",
     "IncompatibleKeys",
@@ -46,6 +55,7 @@ __all__ = [
     "Linear",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool2d",
     "Module",
     "ModuleDict",
     "ModuleList",

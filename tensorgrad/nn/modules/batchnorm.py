@@ -21,7 +21,8 @@ class _BatchNorm(Module):
     Training uses the batch statistics and updates ``running_mean`` and ``running_var``
     (with the unbiased batch variance) by ``momentum``, or by a cumulative average when
     ``momentum`` is None; eval uses the running statistics. Buffers, as in PyTorch:
-    ``running_mean``, ``running_var`` and ``num_batches_tracked``.
+    ``running_mean``, ``running_var`` and ``num_batches_tracked``. ``bias=False`` (keyword
+    only, PyTorch 2.13's) keeps the scale and drops the shift.
     """
 
     _input_dims: tuple[int, ...] = ()  #: the input dimensions the layer accepts
@@ -35,6 +36,8 @@ class _BatchNorm(Module):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if device is not None:
@@ -42,9 +45,10 @@ class _BatchNorm(Module):
         dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
+        self.has_bias = bias
         if affine:
             self.weight = Parameter(backend.ones((num_features,), dtype))
-            self.bias = Parameter(backend.zeros((num_features,), dtype))
+            self.bias = Parameter(backend.zeros((num_features,), dtype)) if bias else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
@@ -67,7 +71,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._input_dims or input.shape[1] != self.num_features:
@@ -97,7 +102,8 @@ class _BatchNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.has_bias}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 

@@ -22,3 +22,24 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Module):
+    """Zeroes whole channels with probability ``p`` while training, scaling the rest by
+    1/(1 − p); the identity in eval mode. Masks come from the global generator."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout2d: probability p must be in [0, 1], got {p}")
+        if inplace:
+            raise NotImplementedError(
+                "Dropout2d: inplace=True is not supported in tensorgrad; use the returned tensor"
+            )
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout2d(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"

@@ -1,0 +1,101 @@
+"""Pooling as ``torch.nn.functional`` has it: ``max_pool2d``, ``avg_pool2d`` and
+``adaptive_avg_pool2d``; the ops live in ``tensorgrad/ops/pool.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.core.engine import apply
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.nn.functional._conv_args import IntPair, batched, non_negative, tensor_of, unbatched
+from tensorgrad.ops.conv import int_tuple, positive
+from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+
+
+# --------------------------------------------------------------------------- pooling
+def _pool_args(op: str, kernel_size: Any, stride: Any, padding: Any) -> tuple:
+    kernel = positive(int_tuple(kernel_size, 2, "kernel_size", op), "kernel_size", op)
+    if stride is None or (isinstance(stride, Sequence) and len(stride) == 0):
+        stride = kernel
+    stride = positive(int_tuple(stride, 2, "stride", op), "stride", op)
+    padding = non_negative(int_tuple(padding, 2, "padding", op), "padding", op)
+    return kernel, stride, padding
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    dilation: IntPair = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """The maximum over each window (stride defaults to the kernel size). The gradient goes
+    to one element per window, as in PyTorch: the first maximum in row-major order (or the
+    last NaN). ``return_indices`` also returns each winner's index h·W + w in its plane."""
+    kernel, stride, padding = _pool_args("max_pool2d", kernel_size, stride, padding)
+    dilation = positive(int_tuple(dilation, 2, "dilation", "max_pool2d"), "dilation", "max_pool2d")
+    x, added = batched(tensor_of(input), 4, "max_pool2d", "(N, C, H, W)")
+    op = MaxPool2d(kernel, stride, padding, dilation, ceil_mode, return_indices=return_indices)
+    out = unbatched(apply(op, x), added)
+    if not return_indices:
+        return out
+    indices = op.indices[0] if added else op.indices
+    return out, Tensor(indices)
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean over each window (stride defaults to the kernel size). ``count_include_pad``
+    counts the zero padding in the divisor; ``divisor_override`` replaces the divisor."""
+    kernel, stride, padding = _pool_args("avg_pool2d", kernel_size, stride, padding)
+    if divisor_override is not None:
+        if not isinstance(divisor_override, (int, np.integer)) or isinstance(
+            divisor_override, bool
+        ):
+            raise TypeError(
+                f"avg_pool2d: divisor_override must be an int or None, got {divisor_override!r}"
+            )
+        if divisor_override == 0:
+            raise ValueError("avg_pool2d: divisor_override must not be zero")
+    x, added = batched(tensor_of(input), 4, "avg_pool2d", "(N, C, H, W)")
+    op = AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return unbatched(apply(op, x), added)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...] | None) -> Tensor:
+    """The mean over windows chosen so that the output has ``output_size`` (an int, or a pair
+    whose None entries keep the input's size)."""
+    x, added = batched(tensor_of(input), 4, "adaptive_avg_pool2d", "(N, C, H, W)")
+    if output_size is None or isinstance(output_size, (int, np.integer)):
+        sizes = (output_size, output_size)
+    elif isinstance(output_size, Sequence) and len(output_size) == 2:
+        sizes = tuple(output_size)
+    else:
+        raise TypeError(
+            f"adaptive_avg_pool2d: output_size must be an int or a pair of ints (or None), "
+            f"got {output_size!r}"
+        )
+    resolved = []
+    for size, current in zip(sizes, x.shape[2:]):
+        if size is None:
+            resolved.append(current)
+        elif isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 0:
+            resolved.append(int(size))
+        else:
+            raise ValueError(
+                f"adaptive_avg_pool2d: output_size must hold non-negative ints or None, "
+                f"got {output_size!r}"
+            )
+    return unbatched(apply(AdaptiveAvgPool2d(tuple(resolved)), x), added)

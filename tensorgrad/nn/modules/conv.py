@@ -1,0 +1,132 @@
+"""Convolution layers: ``Conv1d`` and ``Conv2d``, with PyTorch's names, arguments, parameter
+shapes, initialisation and reprs, so a ``state_dict`` moves between these and ``torch.nn``
+unchanged."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorgrad import backend
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.nn import functional as F
+from tensorgrad.nn import init
+from tensorgrad.nn.modules.module import Module
+from tensorgrad.nn.parameter import Parameter
+from tensorgrad.ops.conv import conv_padding, int_tuple, positive
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    """What ``Conv1d`` and ``Conv2d`` share: arguments, parameters, initialisation, repr."""
+
+    _dims = 2
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if device is not None:
+            backend.as_device(device)
+        name, d = type(self).__name__, self._dims
+        if not isinstance(groups, int) or isinstance(groups, bool) or groups <= 0:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+        if in_channels % groups:
+            raise ValueError(
+                f"{name}: in_channels ({in_channels}) must be divisible by groups ({groups})"
+            )
+        if out_channels % groups:
+            raise ValueError(
+                f"{name}: out_channels ({out_channels}) must be divisible by groups ({groups})"
+            )
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"{name}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
+            )
+        if padding_mode != "zeros":
+            raise NotImplementedError(
+                f"{name}: padding_mode={padding_mode!r} is not supported in tensorgrad; only "
+                "'zeros' is"
+            )
+        self.kernel_size = positive(
+            int_tuple(kernel_size, d, "kernel_size", name), "kernel_size", name
+        )
+        self.stride = positive(int_tuple(stride, d, "stride", name), "stride", name)
+        self.dilation = positive(int_tuple(dilation, d, "dilation", name), "dilation", name)
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(
+                    f"{name}: invalid padding string {padding!r}, should be 'valid' or 'same'"
+                )
+            conv_padding(padding, self.kernel_size, self.stride, self.dilation, name)
+            self.padding: Any = padding
+        else:
+            conv_padding(padding, self.kernel_size, self.stride, self.dilation, name)
+            self.padding = int_tuple(padding, d, "padding", name)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.padding_mode = padding_mode
+        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(backend.zeros(shape, dtype))
+        self.bias = Parameter(backend.zeros((out_channels,), dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default: weight U(−b, b) with b = 1/√fan_in (Kaiming uniform with a = √5),
+        bias U(−1/√fan_in, 1/√fan_in), fan_in = in_channels/groups · kernel elements."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        d = self._dims
+        text = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * d:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * d:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution: weight (out_channels, in_channels/groups, kH, kW), bias
+    (out_channels,); input (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution: weight (out_channels, in_channels/groups, k); input (N, C, L)."""
+
+    _dims = 1
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )

@@ -1,0 +1,173 @@
+"""Work on a batch split across threads: the convolution and pooling ops' one speed trick
+that is about cores rather than memory.
+
+NumPy releases the GIL while it copies, adds or multiplies plain numbers, so two threads that
+each take half of a batch run at once on two cores. The convolution ops cut the batch into
+cache-sized chunks (``ops/conv.py``), and a chunk's im2col, matrix products and scatter-add
+run one after the other in one thread while the other thread does the same for another share
+of the batch. The matrix products in those threads must not each start BLAS's own thread
+pool (on two cores four busy threads were several times slower than two), so BLAS is held to
+one thread while they run, through the OpenBLAS that NumPy itself loaded. Where that BLAS is
+not found (NumPy built against another), the chunks run in the calling thread instead.
+
+``TENSORGRAD_THREADS=1`` in the environment (or ``parallel.THREADS = 1``) runs everything in
+the calling thread, with BLAS left as it is; the tests run both ways.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _default_threads() -> int:
+    setting = os.environ.get("TENSORGRAD_THREADS", "")
+    if setting:
+        try:
+            return max(1, int(setting))
+        except ValueError:
+            raise ValueError(
+                f"TENSORGRAD_THREADS must be a positive integer, got {setting!r}"
+            ) from None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(2, cores)  # the machine this was tuned on has two
+
+
+#: how many threads share a batch (1: everything in the calling thread)
+THREADS: int = _default_threads()
+#: work of fewer elements than this stays in the calling thread: handing it to another
+#: thread costs some tens of microseconds
+MIN_ELEMENTS: int = 1 << 16
+
+_lock = threading.Lock()
+_pool: Any = None
+_pool_pid = 0
+
+
+def _executor() -> Any:
+    """The worker threads, made on first use (and again in a forked child, which has none)."""
+    global _pool, _pool_pid
+    with _lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _pool = ThreadPoolExecutor(max_workers=max(1, THREADS - 1), thread_name_prefix="tg")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+# --------------------------------------------------------------------------- BLAS threads
+_blas: tuple[Any, Any] | bool | None = False  # (get, set) once looked for; None: not found
+
+
+def _openblas_thread_functions() -> tuple[Any, Any] | None:
+    """``(get_num_threads, set_num_threads)`` of the OpenBLAS NumPy loaded, or None."""
+    global _blas
+    if _blas is not False:
+        return _blas  # type: ignore[return-value]
+    _blas = None
+    package = os.path.dirname(np.__file__)
+    paths = glob.glob(os.path.join(package + ".libs", "*openblas*"))
+    paths += glob.glob(os.path.join(package, ".dylibs", "*openblas*"))
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            loaded = maps.read()
+        paths = [p for p in paths if os.path.realpath(p) in loaded]  # NumPy's, no other copy
+    except OSError:
+        pass
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("", "")):
+            get = getattr(library, f"{prefix}openblas_get_num_threads{suffix}", None)
+            set_ = getattr(library, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and set_ is not None:
+                get.restype, get.argtypes = ctypes.c_int, []
+                set_.restype, set_.argtypes = None, [ctypes.c_int]
+                _blas = (get, set_)
+                return _blas
+    return None
+
+
+@contextlib.contextmanager
+def _blas_single_threaded() -> Iterator[bool]:
+    """Hold BLAS to one thread (process-wide: OpenBLAS has no per-thread setting) while our
+    own threads call it; yields False where that is not possible."""
+    functions = _openblas_thread_functions()
+    if functions is None:
+        yield False
+        return
+    get, set_ = functions
+    before = get()
+    if before != 1:
+        set_(1)
+    try:
+        yield True
+    finally:
+        if before != 1:
+            set_(before)
+
+
+# --------------------------------------------------------------------------- splitting
+def split_batch(
+    function: Callable[[int, int], Any], batch: int, elements: int, blas: bool = False
+) -> list[Any]:
+    """``[function(start, stop), ...]`` over shares of ``range(batch)`` that together cover
+    it in order, run at once in ``THREADS`` threads (the last share in the calling thread).
+
+    ``elements`` (the work's size) below :data:`MIN_ELEMENTS` keeps it to one call on the
+    whole batch, as does ``THREADS == 1``. ``blas=True`` says ``function`` multiplies
+    matrices: then BLAS runs one thread per share, or the work stays in one call when BLAS
+    cannot be told so. ``function`` must write only to what its share owns.
+    """
+    threads = min(THREADS, batch)
+    if threads < 2 or elements < MIN_ELEMENTS:
+        return [function(0, batch)]
+    bounds = [batch * k // threads for k in range(threads + 1)]
+    with _blas_single_threaded() if blas else contextlib.nullcontext(True) as alone:
+        if not alone:
+            return [function(0, batch)]
+        pool = _executor()
+        shares = list(itertools.pairwise(bounds))
+        futures = [pool.submit(function, lo, hi) for lo, hi in shares[:-1]]
+        try:
+            last = function(*shares[-1])
+        finally:
+            results = [future.result() for future in futures]  # a worker's error, raised here
+    return [*results, last]
+
+
+def over_batch(
+    function: Callable[..., Any], arrays: Sequence[np.ndarray], chunk_elements: int = 0
+) -> None:
+    """``function(*arrays)`` (copies, adds, masks: work on the arrays' elements in place),
+    with the arrays cut along their first axis into shares run at once by
+    :func:`split_batch`, and each share into chunks of about ``chunk_elements`` elements of
+    the first array (0: no chunks), so that a function making several passes finds its
+    chunk still in cache on the second. Arrays of Python objects stay whole: their work
+    holds the GIL."""
+    first = arrays[0]
+    size = 0 if first.dtype == object else first.size
+    batch = len(first)
+    per_sample = first.size // batch if batch else 0
+    step = max(1, chunk_elements // per_sample) if chunk_elements and per_sample else batch
+
+    def share(start: int, stop: int) -> None:
+        for lo in range(start, stop, max(step, 1)):
+            hi = min(lo + step, stop)
+            function(*[a[lo:hi] for a in arrays])
+
+    split_batch(share, batch, size)

@@ -1,0 +1,547 @@
+"""Registry entries for convolution, im2col/col2im, pooling and constant padding.
+
+The references are written from the definitions with explicit loops over output positions
+(NumPy's ``einsum`` for each window), independent of the ops' im2col, strided views and
+threads. Shapes are tiny: the full Jacobian and the scalar engine see every element. Max
+pooling's samples hold distinct values (ties are tested by value in tests/nn/test_conv.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.nn import functional as FC
+from tests.ops.registry import ErrorInput, OpInfo, Sample, distinct, register, uniform
+
+
+# --------------------------------------------------------------------------- references
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def _pads(padding: Any, kernel, dilation) -> list[tuple[int, int]]:
+    """Padding per side, PyTorch's reading: 'same' puts the odd one after."""
+    if padding == "valid":
+        return [(0, 0)] * len(kernel)
+    if padding == "same":
+        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return [(t // 2, t - t // 2) for t in totals]
+    return [(p, p) for p in _pair(padding)]
+
+
+def _conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, [(0, 0), (0, 0), *_pads(padding, (kh, kw), (dh, dw))])
+    n, _, hp, wp = xp.shape
+    oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    og = o // groups
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[
+                :,
+                :,
+                i * sh : i * sh + dh * (kh - 1) + 1 : dh,
+                j * sw : j * sw + dw * (kw - 1) + 1 : dw,
+            ]
+            for g in range(groups):
+                out[:, g * og : (g + 1) * og, i, j] = np.einsum(
+                    "nckl,ockl->no", patch[:, g * cg : (g + 1) * cg], w[g * og : (g + 1) * og]
+                )
+    if b is not None:
+        out += b[None, :, None, None]
+    return out[0] if unbatched else out
+
+
+def _conv1d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    pad = padding if isinstance(padding, str) else (0, _pair(padding)[0])
+    one = lambda v: (1, v if isinstance(v, int) else v[0])  # noqa: E731
+    out = _conv2d_ref(x[..., None, :], w[:, :, None, :], b, one(stride), pad, one(dilation), groups)
+    return out[..., 0, :]
+
+
+def _blocks(hw, kernel, dilation, padding, stride):
+    return [
+        (size + 2 * p - d * (k - 1) - 1) // s + 1
+        for size, k, d, p, s in zip(hw, kernel, dilation, padding, stride)
+    ]
+
+
+def _unfold_ref(x, kernel_size, dilation=1, padding=0, stride=1):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    k, d, p, s = (_pair(v) for v in (kernel_size, dilation, padding, stride))
+    xp = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
+    oh, ow = _blocks(x.shape[2:], k, d, p, s)
+    n, c = x.shape[:2]
+    out = np.zeros((n, c * k[0] * k[1], oh * ow))
+    for i in range(oh):
+        for j in range(ow):
+            block = xp[:, :, i * s[0] :: d[0], j * s[1] :: d[1]][:, :, : k[0], : k[1]]
+            out[:, :, i * ow + j] = block.reshape(n, c * k[0] * k[1])
+    return out[0] if unbatched else out
+
+
+def _fold_ref(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    unbatched = cols.ndim == 2
+    cols = cols[None] if unbatched else cols
+    size, k, d, p, s = (_pair(v) for v in (output_size, kernel_size, dilation, padding, stride))
+    oh, ow = _blocks(size, k, d, p, s)
+    n = cols.shape[0]
+    c = cols.shape[1] // (k[0] * k[1])
+    out = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]))
+    for i in range(oh):
+        for j in range(ow):
+            block = cols[:, :, i * ow + j].reshape(n, c, *k)
+            rows = slice(i * s[0], i * s[0] + d[0] * (k[0] - 1) + 1, d[0])
+            columns = slice(j * s[1], j * s[1] + d[1] * (k[1] - 1) + 1, d[1])
+            out[:, :, rows, columns] += block
+    out = out[:, :, p[0] : p[0] + size[0], p[1] : p[1] + size[1]]
+    return out[0] if unbatched else out
+
+
+def _pool_length(size, k, s, p, d, ceil_mode):
+    span = size + 2 * p - d * (k - 1) - 1
+    length = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (length - 1) * s >= size + p:
+        length -= 1
+    return length
+
+
+def _max_pool_ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    k = _pair(kernel_size)
+    s = k if stride is None else _pair(stride)
+    p, d = _pair(padding), _pair(dilation)
+    oh, ow = (_pool_length(x.shape[2 + a], k[a], s[a], p[a], d[a], ceil_mode) for a in (0, 1))
+    out = np.full((*x.shape[:2], oh, ow), -np.inf)
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(k[0]):
+                for b in range(k[1]):
+                    h, w = i * s[0] - p[0] + a * d[0], j * s[1] - p[1] + b * d[1]
+                    if 0 <= h < x.shape[2] and 0 <= w < x.shape[3]:
+                        out[:, :, i, j] = np.maximum(out[:, :, i, j], x[:, :, h, w])
+    return out[0] if unbatched else out
+
+
+def _avg_pool_ref(
+    x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+    divisor_override=None,
+):  # fmt: skip
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    k = _pair(kernel_size)
+    s = k if stride is None else _pair(stride)
+    p = _pair(padding)
+    height, width = x.shape[2:]
+    oh, ow = (_pool_length(x.shape[2 + a], k[a], s[a], p[a], 1, ceil_mode) for a in (0, 1))
+    out = np.zeros((*x.shape[:2], oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * s[0] - p[0], j * s[1] - p[1]
+            h1, w1 = min(h0 + k[0], height + p[0]), min(w0 + k[1], width + p[1])
+            size = (h1 - h0) * (w1 - w0)
+            h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, height), min(w1, width)
+            total = x[:, :, h0:h1, w0:w1].sum(axis=(2, 3))
+            if divisor_override is not None:
+                divisor = divisor_override
+            else:
+                divisor = size if count_include_pad else (h1 - h0) * (w1 - w0)
+            out[:, :, i, j] = total / divisor
+    return out[0] if unbatched else out
+
+
+def _adaptive_ref(x, output_size):
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    sizes = _pair(output_size) if output_size is not None else (None, None)
+    oh, ow = (x.shape[2 + a] if sizes[a] is None else sizes[a] for a in (0, 1))
+    height, width = x.shape[2:]
+    out = np.zeros((*x.shape[:2], oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, h1 = (i * height) // oh, -(-((i + 1) * height) // oh)
+            w0, w1 = (j * width) // ow, -(-((j + 1) * width) // ow)
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+    return out[0] if unbatched else out
+
+
+def _pad_ref(x, pad, value=None):
+    value = 0.0 if value is None else value
+    if not pad:
+        return x.copy()
+    widths = [(0, 0)] * x.ndim
+    for k in range(len(pad) // 2):
+        widths[x.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    grown = np.pad(x, [(max(a, 0), max(b, 0)) for a, b in widths], constant_values=value)
+    index = tuple(slice(max(-a, 0), size - max(-b, 0)) for size, (a, b) in zip(grown.shape, widths))
+    return grown[index]
+
+
+# --------------------------------------------------------------------------- samples
+def _conv_sample(rng, desc, x_shape, w_shape, bias=True, layouts="", **kwargs) -> Sample:
+    args = [uniform(rng, x_shape), uniform(rng, w_shape)]
+    if bias:
+        args.append(uniform(rng, w_shape[:1]))
+    return Sample(tuple(args), kwargs, desc, tuple(layouts))
+
+
+def _conv2d_samples(rng: np.random.Generator) -> list[Sample]:
+    s = _conv_sample
+    return [
+        s(rng, "basic", (2, 2, 5, 4), (3, 2, 3, 3)),
+        s(rng, "tiny", (1, 1, 3, 3), (1, 1, 2, 2)),  # full Jacobian, second derivatives
+        s(rng, "tiny_groups", (1, 2, 3, 2), (2, 1, 2, 1), groups=2, padding=(1, 0)),
+        s(rng, "no_bias", (1, 2, 4, 3), (2, 2, 2, 2), bias=False),
+        s(rng, "stride_not_dividing", (1, 2, 6, 7), (2, 2, 2, 3), stride=(2, 3), padding=1),
+        s(rng, "dilation", (1, 1, 6, 5), (2, 1, 2, 2), dilation=(2, 1), padding=(1, 2)),
+        s(rng, "groups_depthwise", (2, 4, 4, 4), (4, 1, 3, 3), groups=4, padding=1),
+        s(rng, "same_even_kernel", (1, 2, 5, 4), (2, 2, 2, 4), padding="same", dilation=(1, 2)),
+        s(rng, "same", (1, 3, 4, 4), (2, 3, 3, 3), padding="same"),
+        s(rng, "valid", (1, 2, 4, 5), (2, 2, 3, 2), padding="valid"),
+        s(rng, "kernel_is_input", (2, 2, 3, 4), (3, 2, 3, 4)),
+        s(rng, "one_by_one", (2, 3, 3, 2), (4, 3, 1, 1)),
+        s(rng, "size1", (1, 1, 1, 1), (1, 1, 1, 1)),
+        s(rng, "zero_batch", (0, 2, 4, 4), (3, 2, 3, 3)),
+        s(rng, "unbatched", (2, 4, 4), (3, 2, 2, 3)),
+        s(rng, "views", (2, 3, 4, 5), (4, 3, 2, 2), layouts="TSS", stride=2, padding=1),
+    ]
+
+
+def _conv1d_samples(rng: np.random.Generator) -> list[Sample]:
+    s = _conv_sample
+    return [
+        s(rng, "basic", (2, 2, 7), (3, 2, 3)),
+        s(rng, "tiny", (1, 1, 4), (1, 1, 2)),
+        s(rng, "options", (1, 4, 9), (4, 2, 3), stride=2, padding=2, dilation=2, groups=2),
+        s(rng, "same", (1, 2, 6), (2, 2, 4), padding="same"),
+        s(rng, "size1", (1, 1, 1), (1, 1, 1)),
+        s(rng, "zero_batch", (0, 2, 5), (1, 2, 3)),
+        s(rng, "unbatched", (2, 5), (3, 2, 2), bias=False),
+        s(rng, "views", (2, 3, 6), (2, 3, 3), layouts="TS"),
+    ]
+
+
+def _window_samples(rng: np.random.Generator, fold: bool) -> list[Sample]:
+    cases = [  # (desc, input (N, C, H, W), kwargs, layout)
+        ("basic", (2, 2, 4, 3), {"kernel_size": 2}, "C"),
+        ("tiny", (1, 1, 3, 3), {"kernel_size": 2}, "C"),
+        (
+            "options",
+            (1, 2, 5, 6),
+            {"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1, "stride": (2, 1)},
+            "C",
+        ),
+        ("one_by_one", (2, 3, 2, 2), {"kernel_size": 1}, "C"),
+        ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
+        ("zero_batch", (0, 2, 3, 3), {"kernel_size": 2}, "C"),
+        ("unbatched", (2, 3, 4), {"kernel_size": (2, 1), "stride": 2}, "C"),
+        ("view", (2, 2, 3, 4), {"kernel_size": 2, "padding": 1}, "T" if not fold else "S"),
+    ]
+    result = []
+    for desc, shape, kwargs, layout in cases:
+        if fold:
+            columns = np.shape(_unfold_ref(np.zeros(shape), **kwargs))
+            kwargs = {"output_size": shape[-2:], **kwargs}
+            result.append(Sample((uniform(rng, columns),), kwargs, desc, (layout,)))
+        else:
+            result.append(Sample((uniform(rng, shape),), kwargs, desc, (layout,)))
+    return result
+
+
+def _max_pool_samples(rng: np.random.Generator) -> list[Sample]:
+    cases = [
+        ("basic", (2, 2, 4, 4), {"kernel_size": 2}, "C"),
+        ("tiny", (1, 1, 3, 3), {"kernel_size": 2, "stride": 1}, "C"),
+        ("overlap_pad", (1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1}, "C"),
+        ("ceil_mode", (1, 1, 5, 5), {"kernel_size": 2, "ceil_mode": True}, "C"),
+        (
+            "ceil_pad",
+            (1, 1, 5, 6),
+            {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+            "C",
+        ),
+        ("dilation", (1, 2, 6, 5), {"kernel_size": (2, 3), "dilation": (2, 1), "stride": 1}, "C"),
+        ("non_square", (2, 1, 3, 7), {"kernel_size": (1, 3), "stride": (1, 2)}, "C"),
+        ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
+        ("zero_batch", (0, 2, 4, 4), {"kernel_size": 2}, "C"),
+        ("unbatched", (2, 4, 3), {"kernel_size": 2, "stride": 1}, "C"),
+        ("view", (2, 3, 4, 4), {"kernel_size": 2}, "T"),
+    ]
+    return [Sample((distinct(rng, shape),), kw, desc, (lay,)) for desc, shape, kw, lay in cases]
+
+
+def _avg_pool_samples(rng: np.random.Generator) -> list[Sample]:
+    cases = [
+        ("basic", (2, 2, 4, 4), {"kernel_size": 2}, "C"),
+        ("tiny", (1, 1, 3, 3), {"kernel_size": 2, "stride": 1}, "C"),
+        ("pad_counted", (1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1}, "C"),
+        (
+            "pad_not_counted",
+            (1, 2, 5, 4),
+            {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+            "C",
+        ),
+        (
+            "ceil_mode",
+            (1, 1, 5, 6),
+            {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+            "C",
+        ),
+        (
+            "ceil_not_counted",
+            (1, 1, 5, 5),
+            {"kernel_size": 2, "ceil_mode": True, "count_include_pad": False},
+            "C",
+        ),
+        ("divisor_override", (1, 2, 4, 5), {"kernel_size": (2, 3), "divisor_override": 4}, "C"),
+        ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
+        ("zero_batch", (0, 2, 4, 4), {"kernel_size": 2}, "C"),
+        ("unbatched", (2, 4, 3), {"kernel_size": 2, "stride": 1}, "C"),
+        ("view", (2, 3, 4, 4), {"kernel_size": 2}, "S"),
+    ]
+    return [Sample((uniform(rng, shape),), kw, desc, (lay,)) for desc, shape, kw, lay in cases]
+
+
+def _adaptive_samples(rng: np.random.Generator) -> list[Sample]:
+    cases = [
+        ("even", (2, 2, 4, 6), 2, "C"),
+        ("uneven", (1, 2, 5, 7), (3, 4), "C"),
+        ("global", (2, 3, 3, 2), 1, "C"),
+        ("none_keeps", (1, 1, 4, 5), (None, 2), "C"),
+        ("larger", (1, 1, 2, 3), (3, 5), "C"),
+        ("size1", (1, 1, 1, 1), 1, "C"),
+        ("zero_batch", (0, 2, 4, 4), 2, "C"),
+        ("unbatched", (2, 5, 4), 3, "C"),
+        ("view", (2, 2, 5, 4), (2, 3), "T"),
+    ]
+    return [
+        Sample((uniform(rng, shape),), {"output_size": size}, desc, (layout,))
+        for desc, shape, size, layout in cases
+    ]
+
+
+def _pad_samples(rng: np.random.Generator) -> list[Sample]:
+    cases = [
+        ("last_axis", (2, 3), (1, 2), "C"),
+        ("two_axes", (1, 2, 3, 3), (1, 0, 2, 1), "C"),
+        ("crop", (1, 2, 4, 5), (-1, 2, 0, -2), "C"),
+        ("three_axes", (2, 2, 2), (0, 0, 1, 1, 1, 0), "C"),
+        ("0d_nothing", (), (), "C"),
+        ("size1", (1,), (1, 1), "C"),
+        ("empty", (0, 3), (1, 1, 0, 0), "C"),
+        ("view", (3, 4), (2, -1), "T"),
+    ]
+    return [
+        Sample((uniform(rng, shape),), {"pad": pad, "value": 0.5}, desc, (layout,))
+        for desc, shape, pad, layout in cases
+    ]
+
+
+# --------------------------------------------------------------------------- errors
+def _conv_error(x_shape, w_shape, b_shape, error, match, desc, **kwargs) -> ErrorInput:
+    args = [np.ones(x_shape), np.ones(w_shape)] + ([np.ones(b_shape)] if b_shape else [])
+    return ErrorInput(tuple(args), error, match, kwargs, desc)
+
+
+_CONV2D_ERRORS = (
+    _conv_error((1, 3, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: input of shape \(1, 3, 5, 5\) has 3 channels, but weight of shape "
+                r"\(4, 2, 3, 3\) with groups=1 expects 2", "channels"),
+    _conv_error((1, 4, 5, 5), (3, 2, 3, 3), None, ValueError,
+                r"^conv2d: groups=2 must divide the weight's 3 output channels", "groups_out",
+                groups=2),
+    _conv_error((1, 3, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: input of shape \(1, 3, 5, 5\) has 3 channels, but weight of shape "
+                r"\(4, 2, 3, 3\) with groups=2 expects 4", "groups_in", groups=2),
+    _conv_error((1, 2, 2, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: padded input of spatial size \(2, 5\) \(input \(1, 2, 2, 5\), "
+                r"padding \(\(0, 0\), \(0, 0\)\)\) is smaller than the kernel \(3, 3\)",
+                "input_smaller_than_kernel"),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: padded input of spatial size \(5, 5\) .* smaller than the kernel "
+                r"\(7, 5\) \(weight \(4, 2, 3, 3\), dilation \(3, 2\)\)", "dilated_kernel",
+                dilation=(3, 2)),
+    _conv_error((5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: expected a 3-D \(C, H, W\) or 4-D \(N, C, H, W\) input, got shape "
+                r"\(5, 5\)", "input_ndim"),
+    _conv_error((1, 2, 5, 5), (4, 2, 3), None, ValueError,
+                r"^conv2d: weight must be 4-D \(out_channels, in_channels/groups, kH, kW\), "
+                r"got shape \(4, 2, 3\)", "weight_ndim"),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), (3,), ValueError,
+                r"^conv2d: bias of shape \(3,\) does not match weight of shape \(4, 2, 3, 3\) "
+                r"\(expected \(4,\)\)", "bias_shape"),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: stride must be positive, got \(0, 1\)", "stride_zero", stride=(0, 1)),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: negative padding is not supported, got -1", "negative_padding",
+                padding=-1),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: padding='same' is not supported for strided convolutions",
+                "same_strided", padding="same", stride=2),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: invalid padding string 'full'", "padding_string", padding="full"),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: groups must be a positive integer, got 0", "groups_zero", groups=0),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, TypeError,
+                r"^conv2d: stride must be an int or a tuple of 2 ints, got \(1, 1, 1\)",
+                "stride_length", stride=(1, 1, 1)),
+    _conv_error((1, 2, 5, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv2d: dilation must be positive, got \(0, 0\)", "dilation_zero", dilation=0),
+)  # fmt: skip
+
+_CONV1D_ERRORS = (
+    _conv_error((1, 3, 5), (4, 2, 3), None, ValueError,
+                r"^conv1d: input of shape \(1, 3, 5\) has 3 channels, but weight of shape "
+                r"\(4, 2, 3\) with groups=1 expects 2", "channels"),
+    _conv_error((1, 2, 2), (4, 2, 3), None, ValueError,
+                r"^conv1d: padded input of spatial size \(2,\) .* smaller than the kernel \(3,\)",
+                "input_smaller_than_kernel"),
+    _conv_error((5,), (4, 2, 3), None, ValueError,
+                r"^conv1d: expected a 2-D \(C, L\) or 3-D \(N, C, L\) input, got shape \(5,\)",
+                "input_ndim"),
+    _conv_error((1, 2, 5), (4, 2, 3, 3), None, ValueError,
+                r"^conv1d: weight must be 3-D \(out_channels, in_channels/groups, k\)",
+                "weight_ndim"),
+)  # fmt: skip
+
+
+def _one_error(shape, error, match, desc, **kwargs) -> ErrorInput:
+    return ErrorInput((np.ones(shape),), error, match, kwargs, desc)
+
+
+_UNFOLD_ERRORS = (
+    _one_error((1, 1, 2, 2), ValueError, r"^unfold: input with spatial size \(2, 2\), "
+               r"kernel_size=\(3, 3\), .* gives \(0, 0\) sliding blocks", "too_small",
+               kernel_size=3),
+    _one_error((2, 2), ValueError, r"^unfold: expected a 3-D \(unbatched\) or 4-D \(N, C, H, W\) "
+               r"input, got shape \(2, 2\)", "ndim", kernel_size=1),
+    _one_error((1, 1, 3, 3), ValueError, r"^unfold: stride must be positive, got \(0, 0\)",
+               "stride_zero", kernel_size=2, stride=0),
+    _one_error((1, 1, 3, 3), ValueError, r"^unfold: padding must be non-negative, got \(-1, -1\)",
+               "negative_padding", kernel_size=2, padding=-1),
+)  # fmt: skip
+
+_FOLD_ERRORS = (
+    _one_error((1, 8, 15), ValueError, r"^fold: input with spatial size \(5, 5\), "
+               r"kernel_size=\(2, 2\), .* gives \(4, 4\) sliding blocks, 16 in all, but the "
+               r"input of shape \(1, 8, 15\) has 15 in dimension 2", "blocks",
+               output_size=5, kernel_size=2),
+    _one_error((1, 9, 16), ValueError, r"^fold: input's dimension 1 \(9\) must be divisible by "
+               r"the product of kernel_size \(2, 2\) \(4\)", "rows", output_size=5, kernel_size=2),
+    _one_error((9,), ValueError, r"^fold: expected a 2-D \(unbatched\) or 3-D", "ndim",
+               output_size=3, kernel_size=3),
+)  # fmt: skip
+
+_MAX_POOL_ERRORS = (
+    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: padding \(2, 2\) must be at most half "
+               r"of kernel_size \(2, 2\)", "padding_too_large", kernel_size=2, padding=2),
+    _one_error((1, 1, 1, 1), ValueError, r"^max_pool2d: input of shape \(1, 1, 1, 1\) gives an "
+               r"output of spatial size \(0, 0\)", "too_small", kernel_size=2),
+    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: stride must be positive, got \(0, 0\)",
+               "stride_zero", kernel_size=2, stride=0),
+    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: dilation must be positive, got \(0, 0\)",
+               "dilation_zero", kernel_size=2, dilation=0),
+    _one_error((5, 5), ValueError, r"^max_pool2d: expected a 3-D \(unbatched\) or 4-D "
+               r"\(N, C, H, W\) input, got shape \(5, 5\)", "ndim", kernel_size=2),
+    _one_error((1, 0, 4, 4), ValueError, r"^max_pool2d: input of shape \(1, 0, 4, 4\) has no "
+               r"channels", "no_channels", kernel_size=2),
+)  # fmt: skip
+
+_AVG_POOL_ERRORS = (
+    _one_error((1, 1, 5, 5), ValueError, r"^avg_pool2d: padding \(2, 2\) must be at most half "
+               r"of kernel_size \(3, 3\)", "padding_too_large", kernel_size=3, padding=2),
+    _one_error((1, 1, 5, 5), ValueError, r"^avg_pool2d: divisor_override must not be zero",
+               "divisor_zero", kernel_size=2, divisor_override=0),
+    _one_error((1, 1, 5, 5), TypeError, r"^avg_pool2d: kernel_size must be an int or a tuple of "
+               r"2 ints, got 2.5", "kernel_float", kernel_size=2.5),
+)  # fmt: skip
+
+_ADAPTIVE_ERRORS = (
+    _one_error((1, 1, 0, 5), ValueError, r"^adaptive_avg_pool2d: input of shape \(1, 1, 0, 5\) "
+               r"is empty in a non-batch dimension", "empty_plane", output_size=2),
+    _one_error((5, 5), ValueError, r"^adaptive_avg_pool2d: expected a 3-D \(unbatched\) or 4-D",
+               "ndim", output_size=2),
+    _one_error((1, 1, 4, 4), ValueError, r"^adaptive_avg_pool2d: output_size must hold "
+               r"non-negative ints or None, got -1", "negative", output_size=-1),
+)  # fmt: skip
+
+_PAD_ERRORS = (
+    _one_error((2, 3), ValueError, r"^pad: padding length must be divisible by 2, got 1",
+               "odd_length", pad=(1,)),
+    _one_error((2, 3), ValueError, r"^pad: padding length 6 is too large for an input of 2 "
+               r"dimensions", "too_long", pad=(1, 1, 1, 1, 1, 1)),
+    _one_error((2, 3), ValueError, r"^pad: padding \(-2, -2\) of an input of shape \(2, 3\) "
+               r"gives a negative size", "negative_size", pad=(-2, -2)),
+    _one_error((2, 3), NotImplementedError, r"^pad: mode='reflect' is not supported in "
+               r"tensorgrad; only 'constant' is", "reflect", pad=(1, 1), mode="reflect"),
+    _one_error((2, 3), NotImplementedError, r"^pad: unrecognised padding mode 'mirror'",
+               "unknown_mode", pad=(1, 1), mode="mirror"),
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the entries
+def _register_all() -> None:
+    register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
+    register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
+    register(
+        OpInfo(
+            "unfold",
+            FC.unfold,
+            _unfold_ref,
+            lambda rng: _window_samples(rng, fold=False),
+            errors=_UNFOLD_ERRORS,
+        )
+    )
+    register(
+        OpInfo(
+            "fold",
+            FC.fold,
+            _fold_ref,
+            lambda rng: _window_samples(rng, fold=True),
+            errors=_FOLD_ERRORS,
+        )
+    )
+    register(
+        OpInfo(
+            "max_pool2d", FC.max_pool2d, _max_pool_ref, _max_pool_samples, errors=_MAX_POOL_ERRORS
+        )
+    )
+    register(
+        OpInfo(
+            "avg_pool2d", FC.avg_pool2d, _avg_pool_ref, _avg_pool_samples, errors=_AVG_POOL_ERRORS
+        )
+    )
+    register(
+        OpInfo(
+            "adaptive_avg_pool2d",
+            FC.adaptive_avg_pool2d,
+            _adaptive_ref,
+            _adaptive_samples,
+            errors=_ADAPTIVE_ERRORS,
+        )
+    )
+    register(OpInfo("pad", FC.pad, _pad_ref, _pad_samples, errors=_PAD_ERRORS))
+
+
+#: exempt from the registry's coverage rules (tests/ops/test_forward.py), and why
+COVERAGE_EXEMPT = {
+    "0-d": {
+        "conv2d": "input and weight have at least 3 dimensions (a 2-D input is an error input)",
+        "conv1d": "input and weight have at least 2 dimensions (a 1-D input is an error input)",
+        "unfold": "needs a 3-D or 4-D input (a 2-D input is an error input)",
+        "fold": "needs a 2-D or 3-D input (a 1-D input is an error input)",
+        "max_pool2d": "needs a 3-D or 4-D input (a 2-D input is an error input)",
+        "avg_pool2d": "needs a 3-D or 4-D input",
+        "adaptive_avg_pool2d": "needs a 3-D or 4-D input (a 2-D input is an error input)",
+    },
+}
+
+_register_all()
