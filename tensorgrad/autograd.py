@@ -18,7 +18,12 @@ import numpy as np
 
 from tensorgrad import backend
 from tensorgrad.grad_mode import enable_grad, no_grad
-from tensorgrad.tensor import Tensor, _Changes, _wrap
+from tensorgrad.tensor import (
+    Tensor,
+    _Changes,
+    _PostAccumulateGradHooks,  # TEMPORARY (dist branch)
+    _wrap,
+)
 
 _FREED = (
     "backward: trying to backward through the graph a second time: its saved values were "
@@ -219,6 +224,21 @@ def _sweep(
             leaf._grad = _own(grad, handed_out)  # bare: see tensor._grad_array
         else:
             _accumulate(leaf, grad, create_graph, handed_out)
+    # TEMPORARY (dist branch): the lead's engine replaces this call
+    if _PostAccumulateGradHooks.registered:
+        _run_post_accumulate_grad_hooks(grads, create_graph)
+
+
+def _run_post_accumulate_grad_hooks(leaves: Any, create_graph: bool) -> None:
+    """TEMPORARY (dist branch): call each leaf's post-accumulate-grad hooks, in the order the
+    leaves got their gradients, once all ``.grad`` are written (PyTorch calls them during the
+    sweep; under no_grad unless ``create_graph``)."""
+    with enable_grad() if create_graph else no_grad():
+        for leaf in leaves:
+            hooks = getattr(leaf, "_post_accumulate_grad_hooks", None)
+            if hooks:
+                for hook in list(hooks.values()):
+                    hook(leaf)
 
 
 def backward(

@@ -7,9 +7,11 @@ by reference counting as soon as the last tensor of it is dropped.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import numbers
 import operator
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,6 +32,35 @@ _clock = itertools.count(1)
 _TENSOR_TYPES: set[type] = set()
 
 
+class _PostAccumulateGradHooks:  # TEMPORARY (dist branch)
+    """How many post-accumulate-grad hooks were ever registered: the sweep looks for hooks
+    only when some were."""
+
+    registered = 0
+
+
+class RemovableHandle:  # TEMPORARY (dist branch): PyTorch's torch.utils.hooks.RemovableHandle
+    """Removes the hook it was returned for: ``handle.remove()``, or use it as a context."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: collections.OrderedDict) -> None:
+        self._hooks = weakref.ref(hooks)
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.remove()
+
+
 class _Changes:
     """The clock's reading at the most recent in-place change to any tensor (0: none yet)."""
 
@@ -48,6 +79,7 @@ class Tensor:
         "_ctx",
         "_data",
         "_grad",
+        "_post_accumulate_grad_hooks",  # TEMPORARY (dist branch)
         "_retains_grad",
         "_seq",
         "_version",
@@ -161,6 +193,30 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         return self._retains_grad
+
+    # TEMPORARY (dist branch): PyTorch's post-accumulate-grad hook, so that DistributedDataParallel
+    # can be built and tested; the lead's engine replaces this (and the call in autograd._sweep).
+    def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
+        """Call ``hook(self)`` each time backward has accumulated this leaf's ``.grad``
+        (PyTorch >= 2.1). Returns a handle whose ``remove()`` unregisters the hook."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._ctx is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if not callable(hook):
+            raise TypeError(
+                f"register_post_accumulate_grad_hook: hook must be callable, got "
+                f"{type(hook).__name__}"
+            )
+        hooks = getattr(self, "_post_accumulate_grad_hooks", None)
+        if hooks is None:
+            hooks = self._post_accumulate_grad_hooks = collections.OrderedDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        _PostAccumulateGradHooks.registered += 1
+        return handle
 
     def detach(self) -> Tensor:
         """The same data, cut off from the graph (shares memory with this tensor)."""
