@@ -84,8 +84,8 @@ class DistributedSampler:
         if len(indices) != self.total_size:
             raise RuntimeError(
                 f"DistributedSampler: the dataset has {size} items now, {self.total_size} "
-                "were planned when the sampler was made; make a new sampler after the dataset "
-                "changes size"
+                "were planned (with padding) when the sampler was made; make a new sampler "
+                "after the dataset changes size"
             )
         return iter(indices[self.rank : self.total_size : self.num_replicas])
 
