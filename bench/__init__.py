@@ -2,7 +2,12 @@
 
 Each section is a module with ``run(args) -> str`` returning Markdown: ``mlp`` (training and
 inference against NumPy by hand and PyTorch), ``ops`` (per-op overhead and throughput),
-``scalar`` (the scalar engine) and ``memory`` (peak and steady-state memory).
+``scalar`` (the scalar engine), ``memory`` (peak and steady-state memory) and, when mpi4py
+is installed, ``distributed`` (data-parallel training on two MPI ranks).
 """
 
+import importlib.util
+
 SECTIONS = ("mlp", "ops", "scalar", "memory")
+if importlib.util.find_spec("mpi4py") is not None:  # found without starting MPI
+    SECTIONS += ("distributed",)
