@@ -41,7 +41,21 @@ CHUNKS = {32: 16, 128: 8, 512: 4}
 #: the agreement check: DDP's weights after a few steps against one process on the global batch
 TOLERANCE = 1e-5
 CHECK_STEPS = 3
-CONFIGS = ("1 rank", "2 ranks, no_sync", "2 ranks (DDP)", "1 process, 2 threads")
+CONFIGS = (
+    "1 rank",
+    "1 rank, DDP's local work",
+    "2 ranks, no_sync",
+    "2 ranks (DDP)",
+    "1 process, 2 threads",
+)
+#: how many per-rank batches make a step of each configuration (the others: RANKS)
+_BATCHES_OF = {"1 rank": 1, "1 rank, DDP's local work": 1}
+#: the networks of the projection: (latency α in seconds, bandwidth B in bytes per second)
+NETWORKS = {
+    "25 Gb/s Ethernet, TCP": (20e-6, 2.8e9),
+    "100 Gb/s InfiniBand, RDMA": (2e-6, 12e9),
+}
+PROJECTED_RANKS = (8, 64, 512)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -131,6 +145,7 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
     from threadpoolctl import threadpool_limits
 
     import tensorgrad as tg
+    from tensorgrad.distributed.worlds import LocalWorld
 
     batch = len(global_batches[0][0]) // RANKS
     rows = slice(rank * batch, (rank + 1) * batch)
@@ -138,6 +153,9 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
     whole = [(tg.as_tensor(gx), tg.as_tensor(gy)) for gx, gy in global_batches]
     params = mlp.init_params()
     ddp, alone, threaded = _Model(params, True), _Model(params, False), _Model(params, False)
+    # DDP's hooks, bucket copies and scaling, with an all_reduce that returns at once
+    local = _Model(params, True)
+    local.net.reducer.world = LocalWorld()
     position = 0
 
     def run(step, data, barrier=None) -> float:
@@ -169,6 +187,7 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
 
     tasks = {
         "1 rank": lambda: rank0_alone(alone.step, mine, 1),
+        "1 rank, DDP's local work": lambda: rank0_alone(local.step, mine, 1),
         "2 ranks, no_sync": lambda: together(ddp.step_no_sync),
         "2 ranks (DDP)": lambda: together(ddp.step),
         "1 process, 2 threads": lambda: rank0_alone(threaded.step, whole, 2),
@@ -342,6 +361,36 @@ def fit_allreduce(results: dict) -> tuple[float, float]:
     return float(alpha), float(1.0 / inverse_bandwidth) if inverse_bandwidth > 0 else float("inf")
 
 
+def project(
+    compute: float, local: float, gradient: float, alpha: float, bandwidth: float, ranks: int
+) -> tuple[float, float]:
+    """(step time, scaling efficiency) of ``ranks`` ranks each computing a step in
+    ``compute`` seconds, with ``local`` seconds of DDP bookkeeping and one ring all_reduce of
+    ``gradient`` bytes, not overlapped: the efficiency is ``compute`` over the step time."""
+    wire = 2 * (ranks - 1) * alpha + 2 * (ranks - 1) / ranks * gradient / bandwidth
+    step = compute + local + wire
+    return step, compute / step
+
+
+def _projection_table(training: dict, gradient: float) -> str:
+    headers = ["per-rank batch", "network", "compute ms", "DDP local ms"]
+    headers += [f"{n} ranks: step ms (efficiency)" for n in PROJECTED_RANKS]
+    rows = []
+    for batch, entry in training.items():
+        times = entry["times"]
+        compute = statistics.median(times["1 rank"]) / entry["chunk"]
+        local = max(
+            0.0, statistics.median(times["1 rank, DDP's local work"]) / entry["chunk"] - compute
+        )
+        for network, (alpha, bandwidth) in NETWORKS.items():
+            cells = []
+            for n in PROJECTED_RANKS:
+                step, efficiency = project(compute, local, gradient, alpha, bandwidth, n)
+                cells.append(f"{1e3 * step:.2f} ({efficiency:.0%})")
+            rows.append([str(batch), network, f"{1e3 * compute:.2f}", f"{1e3 * local:.2f}", *cells])
+    return common.table(headers, rows)
+
+
 def _bytes(n: float) -> str:
     for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
@@ -361,7 +410,7 @@ def _training_tables(training: dict) -> list[str]:
         rows = []
         alone = times["1 rank"]
         for name in CONFIGS:
-            global_batch = batch if name == "1 rank" else RANKS * batch
+            global_batch = batch * _BATCHES_OF.get(name, RANKS)
             rate = common.Summary.of(times[name]).inverted(global_batch * chunk)
             ratio = common.paired_ratios(
                 [global_batch * chunk / t for t in times[name]], [batch * chunk / t for t in alone]
@@ -455,6 +504,7 @@ def run(args: argparse.Namespace) -> str:
             f"refusing to report timings.\n\n{check}"
         )
     alpha, bandwidth = fit_allreduce(report["allreduce"])
+    gradient = 4.0 * sum(a.size for a in mlp.init_params())  # float32 bytes
     return "\n".join(
         [
             heading,
@@ -470,6 +520,15 @@ def run(args: argparse.Namespace) -> str:
             _allreduce_table(report["allreduce"]),
             f"Fit of t = 2(n−1)·α + 2(n−1)/n · S/B to the medians: α = {alpha * 1e6:.2f} µs, "
             f"B = {bandwidth / 1e9:.2f} GB/s.\n",
+            "**Projection** to a cluster (docs/distributed.md): a step is the measured compute "
+            "of one rank alone plus DDP's measured local work plus one ring all_reduce of the "
+            f"gradient ({_bytes(gradient)}) at 2(n−1)·α + 2(n−1)/n · S/B, not overlapped; "
+            + "; ".join(
+                f"{name}: α = {a * 1e6:g} µs, B = {b / 1e9:g} GB/s"
+                for name, (a, b) in NETWORKS.items()
+            )
+            + ".\n",
+            _projection_table(report["training"], gradient),
             "**Overlap**: an all_reduce started before a matmul and waited for after it, "
             "against the two one after the other (mpi4py, nonblocking).\n",
             _overlap_table(report["overlap"]),
