@@ -36,7 +36,7 @@ def test_smoke_run_reports_every_table():
     launch.require_mpi()
     text = distributed.run(cli.parse_args(["--smoke", "--repeats", "1", "--only", "mlp"]))
     found = tables(text)
-    agreement, *training, allreduce, overlap = found
+    agreement, *training, allreduce, projection, overlap = found
     assert [row[0] for row in agreement[2:]] == ["vs one process", "rank 1 vs rank 0"]
     assert len(training) == len(distributed.BATCH_SIZES)
     for table in training:
@@ -45,5 +45,21 @@ def test_smoke_run_reports_every_table():
             assert float(row[2].replace(",", "")) > 0
     assert len(allreduce) - 2 == len(distributed._message_sizes("smoke"))
     assert len(overlap) - 2 == 2
+    rows = len(distributed.BATCH_SIZES) * len(distributed.NETWORKS)
+    assert len(projection) - 2 == rows
+    for row in projection[2:]:
+        for cell in row[4:]:
+            step, efficiency = cell.split(" ")
+            assert float(step) > 0 and 0 < float(efficiency.strip("(%)")) <= 100
     assert "Scaling efficiency" in text and "α =" in text
     assert np.isfinite(float(text.split("α = ")[1].split(" ")[0]))
+
+
+def test_projection_follows_the_ring_cost_model():
+    step, efficiency = distributed.project(0.010, 0.001, 1e6, 1e-5, 1e9, 8)
+    wire = 2 * 7 * 1e-5 + 2 * 7 / 8 * 1e6 / 1e9
+    assert step == pytest.approx(0.011 + wire)
+    assert efficiency == pytest.approx(0.010 / (0.011 + wire))
+    # more ranks: the bandwidth term tends to 2·S/B, the latency term keeps growing
+    steps = [distributed.project(0.01, 0, 1e6, 1e-5, 1e9, n)[0] for n in (2, 8, 64, 512)]
+    assert steps == sorted(steps)
