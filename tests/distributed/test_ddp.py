@@ -192,6 +192,14 @@ def test_unsupported_arguments_are_refused(one, kwargs, error, message):
         DistributedDataParallel(mlp(), **kwargs)
 
 
+def test_casting_the_model_after_wrapping_it_is_refused(one):
+    ddp = DistributedDataParallel(mlp(dtype="float64"))
+    ddp.module.to("float32")
+    x, y = batch()
+    with pytest.raises(RuntimeError, match="now has a gradient of shape .* float32, but was"):
+        F.cross_entropy(ddp(x.float()), y).backward()
+
+
 def test_other_refusals(one):
     with pytest.raises(TypeError, match="module must be a Module, got function"):
         DistributedDataParallel(lambda x: x)

@@ -215,3 +215,22 @@ def test_all_gather_into_noncontiguous_outputs_and_of_a_noncontiguous_input(one)
     assert not out[0].data.flags.c_contiguous
     dist.all_gather(out, source)
     np.testing.assert_array_equal(out[0].numpy(), source.numpy())
+
+
+def test_mpi_can_be_forced_without_a_launcher():
+    """TENSORGRAD_DISTRIBUTED=mpi: MPI's singleton start, a world of one on the mpi backend,
+    whose collectives and exit (without destroy_process_group) work."""
+    pytest.importorskip("mpi4py")
+    code = (
+        "import tensorgrad as tg, tensorgrad.distributed as dist\n"
+        "dist.init_process_group()\n"
+        "t = tg.tensor([1.0, 2.0])\n"
+        "dist.all_reduce(t, op=dist.ReduceOp.AVG)\n"
+        "print(dist.get_backend(), dist.get_world_size(), t.tolist())\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", launcher.BACKEND_VARIABLE: "mpi"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "mpi 1 [1.0, 2.0]"

@@ -440,6 +440,12 @@ class _Reducer:
         view = bucket.views[position]
         param = self.params[index]
         grad = _grad_array(param) if param._grad is not None else None
+        if grad is not None and (grad.dtype != view.dtype or grad.shape != view.shape):
+            raise RuntimeError(
+                f"DistributedDataParallel: parameter {self.names[index]!r} now has a gradient "
+                f"of shape {grad.shape} {grad.dtype}, but was {view.shape} {view.dtype} when "
+                "the wrapper was made; cast or reshape the model before wrapping it"
+            )
         if grad is None:
             view.fill(0)
         elif np.may_share_memory(grad, view):  # a bucket view already
