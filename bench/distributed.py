@@ -43,13 +43,12 @@ TOLERANCE = 1e-5
 CHECK_STEPS = 3
 CONFIGS = (
     "1 rank",
-    "1 rank, DDP's local work",
     "2 ranks, no_sync",
     "2 ranks (DDP)",
     "1 process, 2 threads",
 )
 #: how many per-rank batches make a step of each configuration (the others: RANKS)
-_BATCHES_OF = {"1 rank": 1, "1 rank, DDP's local work": 1}
+_BATCHES_OF = {"1 rank": 1}
 #: the networks of the projection: (latency α in seconds, bandwidth B in bytes per second)
 NETWORKS = {
     "25 Gb/s Ethernet, TCP": (20e-6, 2.8e9),
@@ -145,7 +144,6 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
     from threadpoolctl import threadpool_limits
 
     import tensorgrad as tg
-    from tensorgrad.distributed.worlds import LocalWorld
 
     batch = len(global_batches[0][0]) // RANKS
     rows = slice(rank * batch, (rank + 1) * batch)
@@ -153,9 +151,6 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
     whole = [(tg.as_tensor(gx), tg.as_tensor(gy)) for gx, gy in global_batches]
     params = mlp.init_params()
     ddp, alone, threaded = _Model(params, True), _Model(params, False), _Model(params, False)
-    # DDP's hooks, bucket copies and scaling, with an all_reduce that returns at once
-    local = _Model(params, True)
-    local.net.reducer.world = LocalWorld()
     position = 0
 
     def run(step, data, barrier=None) -> float:
@@ -187,7 +182,6 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
 
     tasks = {
         "1 rank": lambda: rank0_alone(alone.step, mine, 1),
-        "1 rank, DDP's local work": lambda: rank0_alone(local.step, mine, 1),
         "2 ranks, no_sync": lambda: together(ddp.step_no_sync),
         "2 ranks (DDP)": lambda: together(ddp.step),
         "1 process, 2 threads": lambda: rank0_alone(threaded.step, whole, 2),
@@ -201,6 +195,38 @@ def _time_training(comm, rank: int, job: dict, global_batches: list, chunk: int)
             elapsed = tasks[name]()
             if elapsed is not None:
                 times[name].append(elapsed)
+    return times
+
+
+def _local_work(comm, rank: int, job: dict, x: np.ndarray, y: np.ndarray) -> list[float]:
+    """Seconds of DDP's own work per step, measured on rank 0 alone: the reducer taking the
+    MLP's gradients into its bucket, scaled, and back, with an all_reduce that returns at once
+    (a world of one), as the hooks of one backward call it."""
+    import tensorgrad as tg
+    from tensorgrad.distributed.worlds import LocalWorld
+
+    model = _Model(mlp.init_params(), ddp=True)  # a collective: on both ranks
+    if rank != 0:
+        _idle(comm)
+        return []
+    reducer = model.net.reducer
+    reducer.world = LocalWorld()
+    model.step(tg.as_tensor(x[:32]), tg.as_tensor(y[:32]))  # the gradients exist
+    order = [i for bucket in reducer.buckets for i in reversed(bucket.indices)]
+    calls = 2 if job["size"] == "smoke" else 50
+
+    def one_step() -> None:
+        reducer.prepare_for_backward(None)
+        for index in order:
+            reducer.mark_ready(index)
+
+    times = []
+    for _ in range(job["rounds"]):
+        start = time.perf_counter()
+        for _ in range(calls):
+            one_step()
+        times.append((time.perf_counter() - start) / calls)
+    comm.Ibarrier().Wait()
     return times
 
 
@@ -304,6 +330,7 @@ def worker_main(job: dict) -> None:
     agreement = comm.bcast(report["agreement"], root=0)
     if all(value <= TOLERANCE for value in agreement.values()):
         report["training"] = _training(comm, rank, job, x_all, y_all)
+        report["local"] = _local_work(comm, rank, job, x_all, y_all)
         report["allreduce"] = _allreduce(comm, rank, job)
         report["overlap"] = _overlap(comm, rank, job)
     if rank == 0:
@@ -331,19 +358,24 @@ def launch(job: dict, timeout: float) -> dict:
         env.pop(name, None)  # the worker sets 1 or 2 BLAS threads itself, per task
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     worker = [sys.executable, "-m", "bench.distributed", "--worker", json.dumps(job)]
-    completed = subprocess.run(
+    process = subprocess.Popen(
         [command, "-n", str(RANKS), *worker],
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=timeout,
-        check=False,
     )
-    if completed.returncode != 0:
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.terminate()  # mpiexec ends its ranks on SIGTERM
+        output, _ = process.communicate()
         raise RuntimeError(
-            f"bench.distributed: the MPI job failed:\n{completed.stdout}{completed.stderr}"
-        )
+            f"bench.distributed: the MPI job hung ({timeout} s):\n{output}"
+        ) from None
+    if process.returncode != 0:
+        raise RuntimeError(f"bench.distributed: the MPI job failed:\n{output}")
     return json.loads(Path(job["output"]).read_text())
 
 
@@ -373,15 +405,15 @@ def project(
     return step, compute / step
 
 
-def _projection_table(training: dict, gradient: float) -> str:
+def _projection_table(training: dict, local_times: list[float], gradient: float) -> str:
     """The projection, from the best (least disturbed) rounds: a cluster node runs one job."""
+    local = min(local_times)
     headers = ["per-rank batch", "network", "compute ms", "DDP local ms"]
     headers += [f"{n} ranks: step ms (efficiency)" for n in PROJECTED_RANKS]
     rows = []
     for batch, entry in training.items():
         times = entry["times"]
         compute = min(times["1 rank"]) / entry["chunk"]
-        local = max(0.0, min(times["1 rank, DDP's local work"]) / entry["chunk"] - compute)
         for network, (alpha, bandwidth) in NETWORKS.items():
             cells = []
             for n in PROJECTED_RANKS:
@@ -524,15 +556,17 @@ def run(args: argparse.Namespace) -> str:
             f"B = {bandwidth / 1e9:.2f} GB/s; to the best rounds: α = {best_alpha * 1e6:.2f} "
             f"µs, B = {best_bandwidth / 1e9:.2f} GB/s.\n",
             "**Projection** to a cluster (docs/distributed.md): a step is the compute of one "
-            "rank alone plus DDP's local work (both from the best rounds: a cluster node runs "
-            "one job) plus one ring all_reduce of the "
+            "rank alone (from the best rounds: a cluster node runs one job) plus DDP's local "
+            f"work ({1e3 * min(report['local']):.2f} ms: the reducer alone, its all_reduce "
+            f"returning at once; median {1e3 * statistics.median(report['local']):.2f} ms) plus "
+            "one ring all_reduce of the "
             f"gradient ({_bytes(gradient)}) at 2(n−1)·α + 2(n−1)/n · S/B, not overlapped; "
             + "; ".join(
                 f"{name}: α = {a * 1e6:g} µs, B = {b / 1e9:g} GB/s"
                 for name, (a, b) in NETWORKS.items()
             )
             + ".\n",
-            _projection_table(report["training"], gradient),
+            _projection_table(report["training"], report["local"], gradient),
             "**Overlap**: an all_reduce started before a matmul and waited for after it, "
             "against the two one after the other (mpi4py, nonblocking).\n",
             _overlap_table(report["overlap"]),
