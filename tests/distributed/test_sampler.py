@@ -104,3 +104,28 @@ def test_errors():
     data.extend([5, 6, 7])
     with pytest.raises(RuntimeError, match="the dataset has 8 items now, 6 were planned"):
         list(sampler)
+
+
+@given(
+    steps=st.integers(1, 6),
+    global_batch=st.sampled_from([12, 24]),
+    epoch=st.integers(0, 3),
+)
+def test_each_global_batch_is_the_same_whatever_the_number_of_ranks(steps, global_batch, epoch):
+    """Step k's global batch is positions kG..(k+1)G of the permutation for every world size
+    that divides G and the dataset: a run resumes with another number of ranks on the same
+    batches."""
+    size = steps * global_batch
+    batches_by_world = {}
+    for world in (1, 2, 3, 4, 6):
+        shards = []
+        for rank in range(world):
+            sampler = DistributedSampler(range(size), world, rank, seed=9)
+            sampler.set_epoch(epoch)
+            shards.append(list(sampler))
+        per_rank = global_batch // world
+        batches_by_world[world] = [
+            sorted(i for shard in shards for i in shard[k * per_rank : (k + 1) * per_rank])
+            for k in range(steps)
+        ]
+    assert all(batches == batches_by_world[1] for batches in batches_by_world.values())
