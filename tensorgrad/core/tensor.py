@@ -331,8 +331,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _Handle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
         replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
-        if not self.requires_grad:
-            raise RuntimeError("register_hook: the tensor does not require grad")
+        _check_hook("register_hook", self, hook)
         if self._node is not None:
             hooks = self._node._hooks
             if hooks is None:
@@ -344,13 +343,11 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> _Handle:
         """Call ``hook(tensor)`` on this leaf after backward has accumulated its ``.grad``
         (PyTorch's name; data-parallel training averages gradients from here)."""
+        _check_hook("register_post_accumulate_grad_hook", self, hook)
         if self._node is not None:
             raise RuntimeError(
-                "register_post_accumulate_grad_hook: only leaf tensors have an accumulated grad"
-            )
-        if not self.requires_grad:
-            raise RuntimeError(
-                "register_post_accumulate_grad_hook: the tensor does not require grad"
+                "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+                "registered on non-leaf tensors"
             )
         return self._leaf_hook("post_accumulate", hook)
 
@@ -580,6 +577,15 @@ class _Handle:
     def remove(self) -> None:
         if self._entry in self._hooks:
             self._hooks.remove(self._entry)
+
+
+def _check_hook(name: str, tensor: Tensor, hook: Any) -> None:
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            f"{name}: cannot register a hook on a tensor that doesn't require gradient"
+        )
+    if not callable(hook):
+        raise TypeError(f"{name}: hook must be callable, got {type(hook).__name__}")
 
 
 def _inplace_operand(value: Any, alpha: float = 1) -> Any:

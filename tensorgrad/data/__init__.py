@@ -34,6 +34,7 @@ from tensorgrad.data.datasets import (
     load_mnist,
     search_dirs,
 )
+from tensorgrad.data.distributed import DistributedSampler
 from tensorgrad.data.download import DEFAULT_TIMEOUT, download_file, md5sum
 from tensorgrad.data.errors import DatasetError, DatasetNotFoundError, DownloadError
 from tensorgrad.data.idx import IDX_DTYPES, read_idx, write_idx
@@ -64,6 +65,7 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "DatasetNotFoundError",
+    "DistributedSampler",
     "DownloadError",
     "IterableDataset",
     "LoadedDataset",

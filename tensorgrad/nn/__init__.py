@@ -11,9 +11,9 @@ Layers live in ``nn.modules`` (one module per family), their stateless functions
 ``nn.functional`` (the same families), initialisers in ``nn.init``.
 """
 
-from tensorgrad.nn import functional, init, modules, utils
+from tensorgrad.nn import functional, init, modules, parallel, utils
 from tensorgrad.nn.modules import *  # noqa: F403 - the layers, as torch.nn exports them
 from tensorgrad.nn.modules import __all__ as _modules_all
 from tensorgrad.nn.parameter import Parameter
 
-__all__ = [*_modules_all, "Parameter", "functional", "init", "modules", "utils"]
+__all__ = [*_modules_all, "Parameter", "functional", "init", "modules", "parallel", "utils"]
