@@ -1,8 +1,8 @@
 """Fixtures for the vision tests: an isolated data environment and a local HTTP server.
 
 Nothing here reads the user's data or leaves 127.0.0.1: the cache and home directories are
-inside the test's ``tmp_path``, the data and mirror variables are unset, and the datasets'
-default mirrors point at a closed port.
+inside the test's ``tmp_path``, the data and mirror variables are unset, system-wide copies
+are not searched, and the datasets' default mirrors point at a closed port.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorgrad.data import DATA_ENV, MIRROR_ENV
+from tensorgrad.data import DATA_ENV, MIRROR_ENV, SYSTEM_DIRS
 from tensorgrad.vision import datasets
 from tests.vision.helpers import LocalServer, closed_port_url
 
@@ -30,6 +30,9 @@ def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     closed = closed_port_url()
     for cls in (datasets.MNIST, datasets.FashionMNIST):
         monkeypatch.setattr(cls, "mirrors", [closed])
+    # a system-wide copy (Debian's dataset-fashion-mnist) must not stand in for the test's
+    for name in list(SYSTEM_DIRS):
+        monkeypatch.setitem(SYSTEM_DIRS, name, ())
 
 
 @pytest.fixture
