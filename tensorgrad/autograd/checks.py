@@ -16,6 +16,7 @@ A non-scalar output ``out`` is reduced to ``f = sum(out * W)`` with fixed random
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -816,8 +817,9 @@ def _replay(
             for parent, raw in zip(node.parents, node.inputs, strict=True)
         ]
         forward = forwards.get(type(node))
+        op = copy.copy(node)  # a forward may keep things in the op (saved): not in the graph's
         try:
-            result = forward(node, *args) if forward else node.forward(*args)
+            result = forward(op, *args) if forward else op.forward(*args)
         except (TypeError, AttributeError) as exc:
             raise TypeError(
                 f"check_with_scalar_engine: the forward of {node.name} cannot run on arrays of "

@@ -104,7 +104,9 @@ class Pow(Op):
             if isinstance(y, (int, float)):
                 dx = grad * 0.0 if y == 0 else grad * (y * x ** (y - 1))
             else:
-                dx = sum_to(np.where(y == 0, 0.0, grad * (y * x ** (y - 1))), shape_of(x))
+                zero = y == 0  # x ** 0 is 1 everywhere: no slope (and no 0 ** -1 to compute)
+                base = np.where(zero, 1.0, x)
+                dx = sum_to(np.where(zero, 0.0, grad * (y * base ** (y - 1))), shape_of(x))
         if ny:
             positive = x > 0
             log_x = np.where(
@@ -217,11 +219,13 @@ class Erf(Op):
 
 
 class Clip(Op):
-    """Clamp ``x`` into ``[low, high]``; either bound may be None, a number or a tensor.
+    """Clamp ``x`` into ``[low, high]``: ``min(max(x, low), high)``; either bound may be None,
+    a number or a tensor.
 
-    PyTorch's gradients: ``x`` gets it where ``low <= x <= high`` (boundaries included),
-    ``low`` where ``x < low``, ``high`` where ``x > high``. (With ``low > high`` every output
-    is ``high``, and PyTorch's masks are used as they are.)
+    The gradient goes where that composition sends it, as in PyTorch: to ``x`` where
+    ``low <= x`` and the result of the lower clamp is ``<= high`` (boundaries pass), to
+    ``low`` where it lifted ``x`` and was not cut by ``high``, to ``high`` where it cut. (So
+    where ``low > high`` every output is ``high``, and ``high`` gets the gradient.)
     """
 
     def forward(self, x, low=None, high=None):
@@ -235,14 +239,18 @@ class Clip(Op):
 
     def backward(self, grad, out, x, low=None, high=None):
         nx, nlow, nhigh = self.needs_input_grad
-        above = None if low is None else x >= low
-        below = None if high is None else x <= high
-        inside = below if above is None else (above if below is None else above & below)
-        return (
-            grad * inside if nx else None,
-            sum_to(grad * np.logical_not(above), shape_of(low)) if nlow else None,
-            sum_to(grad * np.logical_not(below), shape_of(high)) if nhigh else None,
-        )
+        lifted = x if low is None else np.maximum(x, low)  # after the lower clamp
+        kept = None if low is None else x >= low  # x itself passed the lower clamp
+        passed = None if high is None else lifted <= high  # not cut by the upper clamp
+        dx = dlow = dhigh = None
+        if nx:
+            dx = grad * (kept if passed is None else passed if kept is None else kept & passed)
+        if nlow:
+            took = np.logical_not(kept) if passed is None else np.logical_not(kept) & passed
+            dlow = sum_to(grad * took, shape_of(low))
+        if nhigh:
+            dhigh = sum_to(grad * np.logical_not(passed), shape_of(high))
+        return dx, dlow, dhigh
 
 
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:
