@@ -378,7 +378,7 @@ class Pair:
 
 
 def _torch_plateau():
-    import torch
+    torch = pytest.importorskip("torch")
 
     return torch.optim.lr_scheduler.ReduceLROnPlateau
 
@@ -422,7 +422,7 @@ def test_matches_pytorch(name, make, optimizer, steps):
 def test_a_schedule_state_moves_between_tensorgrad_and_pytorch(name, make, optimizer, steps):
     """Mid-schedule, PyTorch's scheduler and optimizer state load into fresh tensorgrad ones
     (and tensorgrad's into PyTorch's); both pairs then go on as the original."""
-    import torch
+    torch = pytest.importorskip("torch")
 
     from tests.optim.test_pytorch_agreement import to_torch
 
@@ -449,7 +449,7 @@ RESUMABLE = [s for s in SCHEDULES if not s[0].startswith(("ReduceLROnPlateau", "
 def test_last_epoch_resumes_as_in_pytorch(name, make, optimizer, steps):
     """A schedule created with ``last_epoch=k`` over an optimizer whose state was loaded
     (PyTorch's older way to resume) goes on with PyTorch's lrs."""
-    import torch
+    torch = pytest.importorskip("torch")
 
     pair = Pair(make, optimizer)
     pair.step(steps // 2)
