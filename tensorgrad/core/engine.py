@@ -51,12 +51,10 @@ clock = itertools.count(1)
 
 
 class Version:
-    """The version counter of a block of memory: the tick of its latest in-place change."""
+    """The version counter of a block of memory: the tick of its latest in-place change (the
+    class attribute's 0 until the first one; no ``__init__``, so making one is cheap)."""
 
-    __slots__ = ("tick",)
-
-    def __init__(self) -> None:
-        self.tick = 0
+    tick = 0
 
 
 class _State:
@@ -226,7 +224,11 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    tensors_only = TENSOR_TYPES.issuperset(map(type, inputs))  # the usual case: no constants
+    if tensors_only:
+        arrays = [x._data for x in inputs]
+    else:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
@@ -239,25 +241,33 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
 
         check_forward(op, out, inputs)
     if grad_state.enabled:
-        needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
+        if tensors_only:
+            needs = [x.requires_grad for x in inputs]
+        else:
+            needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
         if True in needs:
             if state.rebased:
                 refresh_views(inputs)
-            record(op, out, inputs, arrays, needs)
+            record(op, out, inputs, arrays, needs, tensors_only)
     return out
 
 
-def record(op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list) -> None:
+def record(
+    op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list, tensors_only: bool = False
+) -> None:
     """Make ``op`` the node of ``out``: link it to its inputs' nodes (or to leaf tensors;
-    None for constants) and keep the inputs' arrays and version counters for backward.
+    None for constants) and keep the inputs' arrays for backward. (Each input's version
+    counter is its parent's: a leaf's own, or the one a node's output had.)
 
     The node takes the clock's next tick: newer than its inputs' nodes and than every
     in-place change so far.
     """
-    op.parents = [(x._node or x) if isinstance(x, Tensor) else None for x in inputs]
+    if tensors_only:
+        op.parents = [x._node or x for x in inputs]
+    else:
+        op.parents = [(x._node or x) if isinstance(x, Tensor) else None for x in inputs]
     op.inputs = arrays
     op.needs_input_grad = needs
-    op._in_versions = [x._versions if isinstance(x, Tensor) else None for x in inputs]
     op._out = out._data
     op._out_versions = out._versions
     op._seq = next(clock)
@@ -267,6 +277,18 @@ def record(op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list) -> None
         op._trace = creation_site()
     out._node = op
     out.requires_grad = True
+
+
+def input_versions(node: ops.Op) -> list:
+    """The version counters of ``node``'s inputs, for the check that they did not change
+    after it was recorded: each parent's (a leaf's own, a node's output's), unless the node
+    keeps its own (an in-place op that copied the value it overwrote)."""
+    if node._in_versions is not None:
+        return node._in_versions
+    return [
+        None if p is None else p._versions if type(p) in TENSOR_TYPES else p._out_versions
+        for p in node.parents
+    ]
 
 
 def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
@@ -352,7 +374,13 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         state.rebased = True
         retained = target._node._retained if target._node is not None else None
         needs = [target.requires_grad, *(isinstance(x, Tensor) and x.requires_grad for x in others)]
-        record(op, target, (_stand_in(target, old), *others), [old, *arrays], needs)
+        stand_in = _stand_in(target, old)
+        record(op, target, (stand_in, *others), [old, *arrays], needs)
+        if old is not target._data:  # input 0 is a private copy: its own counter, not the node's
+            op._in_versions = [
+                stand_in._versions,
+                *(x._versions if isinstance(x, Tensor) else None for x in others),
+            ]
         if retained is not None:
             op._retained = retained
         if view is not None:

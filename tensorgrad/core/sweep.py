@@ -59,7 +59,7 @@ def _check_versions(node: Any) -> None:
     """Refuse to differentiate through values that were changed in place after being saved."""
     seq = node._seq
     if node.uses_inputs:
-        for i, versions in enumerate(node._in_versions):
+        for i, versions in enumerate(engine.input_versions(node)):
             if versions is not None and versions.tick > seq:
                 _stale(node, f"input {i}", np.shape(node.inputs[i]))
     if node.uses_output and node._out_versions.tick > seq:

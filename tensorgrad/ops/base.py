@@ -11,8 +11,8 @@ Ops never import the Tensor. The engine (``tensorgrad.core.engine``) owns the gr
 recorded in it is a *node*. After a successful forward the engine sets ``parents`` (for each
 input: the node that made it, the leaf tensor itself, or ``None`` for a constant),
 ``inputs`` (the raw forward inputs) and ``needs_input_grad``, and keeps for itself the
-output, the inputs' and output's version counters and the node's place in recording order
-(``_out``, ``_in_versions``, ``_out_versions``, ``_seq``). Everything backward needs beyond
+output, its version counter and the node's place in recording order (``_out``,
+``_out_versions``, ``_seq``). Everything backward needs beyond
 the inputs and the output goes into ``saved``, the one channel the engine frees after
 backward.
 """
