@@ -1,10 +1,12 @@
-"""Activation functions: ``F.relu``, ``F.softmax`` and friends."""
+"""Activation functions: ``F.relu``, ``F.softmax``, ``F.softplus``, ``F.elu``, ``F.silu`` and
+friends."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad.core.engine import as_tensor
+from tensorgrad import ops
+from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.tensor import Tensor
 
 
@@ -42,3 +44,23 @@ def log_softmax(
 ) -> Tensor:
     """Log-softmax over ``dim`` (the last dimension when None), computed stably."""
     return as_tensor(input).log_softmax(-1 if dim is None else dim, dtype=dtype)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(βx)) / β``, a smooth ReLU; ``x`` itself where ``βx > threshold``, as in
+    PyTorch. One op, stable for any input (see ``tensorgrad.ops.Softplus``)."""
+    return apply(ops.Softplus(beta, threshold), as_tensor(input))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``α(exp(x) − 1)``."""
+    x = as_tensor(input)
+    result = apply(ops.Elu(alpha), x)
+    return x.copy_(result) if inplace else result
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x · σ(x)`` (also called swish)."""
+    x = as_tensor(input)
+    result = x * x.sigmoid()
+    return x.copy_(result) if inplace else result
