@@ -6,7 +6,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 =================  ==========================================================================
 ``base``           ``Op``, ``sum_to`` (un-broadcasting), axis checks, ``call``/``replay``
 ``elementwise``    arithmetic and pointwise math: add … pow, exp, log, clip, maximum, where, cast
-``activation``     sigmoid, relu, leaky relu, gelu, softplus, elu, softmax, log-softmax
+``activation``     sigmoid, relu, leaky relu, gelu, silu, softplus, elu, softmax, log-softmax
 ``reduce``         sum, mean, var, std, norm, max/min, logsumexp, cumsum
 ``shape``          reshape, transpose, broadcast, concatenate, stack
 ``index``          getitem and its scatter, setitem, gather / scatter_add, view write-back
@@ -26,6 +26,7 @@ from tensorgrad.ops.activation import (
     LogSoftmax,
     Relu,
     Sigmoid,
+    Silu,
     Softmax,
     Softplus,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "ScatterAdd",
     "SetItem",
     "Sigmoid",
+    "Silu",
     "Sin",
     "Softmax",
     "Softplus",

@@ -1,4 +1,4 @@
-"""Activation functions: sigmoid, ReLU and its leaky form, GELU, softplus, ELU, softmax and
+"""Activation functions: sigmoid, ReLU and its leaky form, GELU, SiLU, softplus, ELU, softmax and
 log-softmax."""
 
 from __future__ import annotations
@@ -80,6 +80,17 @@ class Gelu(Op):
         cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
         pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
+
+
+class Silu(Op):
+    """``x · σ(x)`` (swish); one op so that ``F.silu(x, inplace=True)`` can be recorded."""
+
+    def forward(self, x):
+        return x * call(Sigmoid, x)
+
+    def backward(self, grad, out, x):
+        s = call(Sigmoid, x)
+        return (grad * (s * (1 + x * (1 - s))),)
 
 
 class Softplus(Op):

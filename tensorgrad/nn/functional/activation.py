@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorgrad import ops
-from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.engine import apply, apply_inplace, as_tensor
 from tensorgrad.core.tensor import Tensor
 
 
@@ -16,8 +16,10 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    result = as_tensor(input).leaky_relu(negative_slope)
-    return as_tensor(input).copy_(result) if inplace else result
+    x = as_tensor(input)
+    if inplace:  # recorded as an in-place op: the backward keeps the value it needs
+        return apply_inplace(ops.LeakyRelu(negative_slope), x)
+    return x.leaky_relu(negative_slope)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -55,12 +57,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``α(exp(x) − 1)``."""
     x = as_tensor(input)
-    result = apply(ops.Elu(alpha), x)
-    return x.copy_(result) if inplace else result
+    return apply_inplace(ops.Elu(alpha), x) if inplace else apply(ops.Elu(alpha), x)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · σ(x)`` (also called swish)."""
     x = as_tensor(input)
-    result = x * x.sigmoid()
-    return x.copy_(result) if inplace else result
+    return apply_inplace(ops.Silu(), x) if inplace else apply(ops.Silu(), x)
