@@ -120,3 +120,10 @@ def test_an_unknown_name_is_a_plain_attribute_error():
 def test_unsupported_devices_and_dtypes_point_at_the_porting_guide(call):
     with pytest.raises(TypeError, match="porting.md"):  # UnsupportedError is a TypeError
         call()
+
+
+def test_chunk_is_a_function_and_a_method():
+    """``tg.chunk`` was overwritten by the method spelling and recursed into itself."""
+    x = tg.arange(12.0).reshape(3, 4)
+    assert [c.shape for c in x.chunk(2)] == [(2, 4), (1, 4)]
+    assert [c.shape for c in tg.chunk(x, 2, dim=1)] == [(3, 2), (3, 2)]
