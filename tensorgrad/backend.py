@@ -42,6 +42,10 @@ _DTYPE_ALIASES = {
     "bool": bool_,
 }
 
+#: PyTorch dtypes NumPy has no name for (NumPy's complex types are refused below)
+_PYTORCH_ONLY_DTYPES = ("bfloat16", "complex32", "chalf", "cfloat", "cdouble", "float8_e4m3fn",
+                        "float8_e5m2", "qint8", "quint8", "qint32")  # fmt: skip
+
 _rng = np.random.default_rng()
 
 
@@ -63,6 +67,11 @@ def as_dtype(dtype: Any) -> np.dtype | None:
     try:
         result = np.dtype(dtype)
     except TypeError as exc:
+        if isinstance(dtype, str) and dtype in _PYTORCH_ONLY_DTYPES:
+            raise UnsupportedError(
+                f"dtype {dtype!r} is not supported: tensors hold bool, integer or float data "
+                "(see docs/porting.md)"
+            ) from exc
         raise TypeError(f"not a dtype: {dtype!r}") from exc
     if result.kind not in "biuf":
         raise UnsupportedError(
@@ -329,13 +338,18 @@ def _float_dtype(dtype: Any, what: str) -> np.dtype:
     return dtype
 
 
-def rand(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
-    return _rng.random(shape, dtype=_float_dtype(dtype, "rand"))
+# ``generator``: a NumPy Generator of one's own (``tg.Generator``'s), else the global one
+def rand(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.ndarray:
+    return (generator or _rng).random(shape, dtype=_float_dtype(dtype, "rand"))
 
 
-def randn(shape: Any, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
-    return _rng.standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
+def randn(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.ndarray:
+    return (generator or _rng).standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
 
 
-def randint(low: int, high: int, shape: Any, dtype: Any = int64) -> np.ndarray:
-    return _rng.integers(low, high, shape, dtype=as_dtype(dtype))
+def randint(low: int, high: int, shape: Any, dtype: Any = int64, generator: Any = None):
+    return (generator or _rng).integers(low, high, shape, dtype=as_dtype(dtype))
+
+
+def randperm(n: int, dtype: Any = int64, generator: Any = None) -> np.ndarray:
+    return (generator or _rng).permutation(n).astype(as_dtype(dtype), copy=False)

@@ -684,6 +684,19 @@ def _scalar_bce(op: ops.BinaryCrossEntropyWithLogits, x: Any, y: Any) -> Any:
     return np.maximum(x, 0) - x * y + np.log(1 + np.exp(-np.abs(x)))
 
 
+def _scalar_binary_cross_entropy(op: ops.BinaryCrossEntropy, p: Any, y: Any) -> Any:
+    return -(y * np.maximum(np.log(p), -100.0) + (1 - y) * np.maximum(np.log(1 - p), -100.0))
+
+
+def _scalar_softplus(op: ops.Softplus, x: Any) -> Any:
+    z = x * op.beta
+    return np.where(z > op.threshold, x, np.log(1 + np.exp(z)) / op.beta)
+
+
+def _scalar_elu(op: ops.Elu, x: Any) -> Any:
+    return np.where(x > 0, x, op.alpha * (np.exp(x) - 1))
+
+
 #: Scalar-engine forwards for the ops whose own forward cannot run on arrays of ``Value``
 #: (SciPy's erf, ``np.isfinite``, ``np.log1p``, ``conjugate`` inside ``ndarray.var``, a
 #: Value exponent): ``op type -> function(op, *inputs)`` built from Value operations.
@@ -698,6 +711,9 @@ SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.LogSumExp: _scalar_logsumexp,
     ops.Cast: lambda op, x: x,  # a cast changes precision, not values: the identity
     ops.BinaryCrossEntropyWithLogits: _scalar_bce,
+    ops.BinaryCrossEntropy: _scalar_binary_cross_entropy,
+    ops.Softplus: _scalar_softplus,
+    ops.Elu: _scalar_elu,
 }
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorgrad import backend
 from tensorgrad.core.args import shape_args
+from tensorgrad.core.generator import numpy_generator, restore_state, state_tensor
 from tensorgrad.core.tensor import Tensor
 
 
@@ -180,20 +181,38 @@ def eye(
     return _make(backend.eye(n, m, _dtype(dtype)), requires_grad, device)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _make(backend.rand(_size(size, "rand"), _dtype(dtype)), requires_grad, device)
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Uniform samples in [0, 1) from ``generator`` (a :class:`~tensorgrad.Generator`), else
+    from the global generator seeded by ``manual_seed``."""
+    rng = numpy_generator(generator, "rand")
+    return _make(backend.rand(_size(size, "rand"), _dtype(dtype), rng), requires_grad, device)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples from the generator seeded by ``manual_seed``."""
-    return _make(backend.randn(_size(size, "randn"), _dtype(dtype)), requires_grad, device)
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Standard normal samples from ``generator``, else from the global generator."""
+    rng = numpy_generator(generator, "randn")
+    return _make(backend.randn(_size(size, "randn"), _dtype(dtype), rng), requires_grad, device)
 
 
-def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:  # fmt: skip
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A random permutation of ``0, ..., n - 1`` (int64 unless ``dtype``), from ``generator``,
+    else from the global generator. The order is NumPy's, not PyTorch's."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    rng = numpy_generator(generator, "randperm")
+    order = backend.randperm(int(n), backend.as_dtype(dtype) or backend.int64, rng)
+    return _make(order, requires_grad, device)
+
+
+def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Random integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high,
-    size)``, as PyTorch's (int64 unless ``dtype``)."""
+    size)``, as PyTorch's (int64 unless ``dtype``), from ``generator`` else the global one."""
     if size is None and args and isinstance(args[-1], (tuple, list)):
         *args, size = args
     if size is None or len(args) not in (1, 2):
@@ -202,7 +221,10 @@ def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
     if low >= high:
         raise RuntimeError(f"randint: expected low < high, got low={low}, high={high}")
     shape = _size(shape_args((size,)), "randint")
-    return _make(backend.randint(low, high, shape, dtype or backend.int64), requires_grad, device)
+    rng = numpy_generator(generator, "randint")
+    return _make(
+        backend.randint(low, high, shape, dtype or backend.int64, rng), requires_grad, device
+    )
 
 
 def _dtype(dtype: Any) -> np.dtype:
@@ -214,10 +236,7 @@ def get_rng_state() -> Tensor:
     """The global generator's state as a 1-D uint8 tensor, as ``torch.get_rng_state`` returns
     it: a snapshot (the generator's state as JSON text) that :func:`set_rng_state` restores and
     ``tg.save`` stores, so that a resumed run draws the same dropout masks as an unbroken one."""
-    import json
-
-    text = json.dumps(backend.rng().bit_generator.state, sort_keys=True)
-    return Tensor(np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy())
+    return state_tensor(backend.rng())
 
 
 def set_rng_state(new_state: Any) -> None:
@@ -225,24 +244,33 @@ def set_rng_state(new_state: Any) -> None:
 
     Like ``torch.set_rng_state``: anything but a uint8 tensor raises ``TypeError``, a uint8
     tensor that is not such a state raises ``RuntimeError``, and then nothing has changed."""
-    import json
+    restore_state(backend.rng(), new_state, "set_rng_state", "get_rng_state")
 
-    if not isinstance(new_state, Tensor) or new_state.dtype != backend.uint8:
-        got = (
-            f"a {new_state.dtype} Tensor"
-            if isinstance(new_state, Tensor)
-            else (type(new_state).__name__)
+
+# --------------------------------------------------------------------------- interop
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor``, any object with ``__dlpack__`` on the
+    CPU (a NumPy array, a PyTorch or JAX CPU tensor, a Tensor): zero-copy, so writes through
+    one are seen by the other. Other devices and dtypes tensorgrad lacks raise
+    :class:`~tensorgrad.UnsupportedError` naming them."""
+    if isinstance(ext_tensor, Tensor):
+        return Tensor(ext_tensor._data)
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(
+            f"from_dlpack: expected an object with __dlpack__ (a NumPy array, a PyTorch or JAX "
+            f"tensor), got {type(ext_tensor).__name__}"
         )
-        raise TypeError(f"set_rng_state: expected a uint8 Tensor from get_rng_state, got {got}")
-    generator = backend.rng().bit_generator
-    kind = type(generator)
+    device = getattr(ext_tensor, "__dlpack_device__", lambda: (1, 0))()
+    if int(device[0]) != 1:  # DLPack's kDLCPU
+        raise backend.UnsupportedError(
+            f"from_dlpack: the tensor lives on DLPack device type {int(device[0])}, not the CPU; "
+            "tensorgrad runs on the CPU only (see docs/porting.md): move it to the CPU first"
+        )
     try:
-        state = json.loads(np.ascontiguousarray(new_state._data).tobytes().decode("ascii"))
-        if not isinstance(state, dict) or state.get("bit_generator") != kind.__name__:
-            raise ValueError(f"not a {kind.__name__} state")
-        kind().state = state  # NumPy checks every field; try it on a scratch generator first
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as exc:
-        raise RuntimeError(
-            f"set_rng_state: the tensor is not a state returned by get_rng_state ({exc})"
-        ) from None
-    generator.state = state
+        array = np.from_dlpack(ext_tensor)
+    except (BufferError, TypeError, ValueError) as exc:
+        raise backend.UnsupportedError(
+            f"from_dlpack: NumPy cannot import this tensor ({exc}); tensors hold bool, integer "
+            "or float data (see docs/porting.md)"
+        ) from exc
+    return Tensor(backend.as_array(array))

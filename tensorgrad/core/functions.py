@@ -145,7 +145,7 @@ def _method(name: str) -> Any:
 #: the Tensor methods that are also functions of the package, as in PyTorch
 METHOD_FUNCTIONS = (
     "abs", "absolute", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin",
-    "argsort", "bmm", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos",
+    "argsort", "bmm", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos",
     "cumsum", "div", "divide", "dot", "eq", "equal", "exp", "expm1", "floor", "gather", "ge",
     "gelu", "gt", "index_select", "isfinite", "isinf", "isnan", "le", "leaky_relu", "log", "log10",
     "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor",

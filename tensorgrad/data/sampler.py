@@ -2,9 +2,9 @@
 
 A sampler is an iterable of indices (or, for a batch sampler, of lists of indices) with a
 ``__len__``. Random samplers draw from a ``numpy.random.Generator``: the one given as
-``generator`` (a Generator or an int seed), or else tensorgrad's global generator, the one
-:func:`tensorgrad.manual_seed` seeds, so that ``tg.manual_seed(s)`` makes shuffling
-reproducible as ``torch.manual_seed(s)`` does. The numbers differ from PyTorch's.
+``generator`` (a Generator, a ``tensorgrad.Generator`` or an int seed), or else tensorgrad's
+global generator, the one :func:`tensorgrad.manual_seed` seeds, so that ``tg.manual_seed(s)``
+makes shuffling reproducible as ``torch.manual_seed(s)`` does. The numbers differ from PyTorch's.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any
 
 import numpy as np
+
+from tensorgrad.core.generator import Generator
 
 __all__ = [
     "BatchSampler",
@@ -27,14 +29,19 @@ __all__ = [
 
 
 def as_generator(generator: Any, what: str) -> np.random.Generator | None:
-    """``generator`` as a ``numpy.random.Generator``: a Generator as it is, an int as a seed,
-    None as None (the caller then draws from the global generator at each use)."""
+    """``generator`` as a ``numpy.random.Generator``: a Generator as it is, a
+    ``tensorgrad.Generator`` as the NumPy generator it wraps (reseeded in place, so later
+    ``manual_seed`` calls count), an int as a seed, None as None (the caller then draws from
+    the global generator at each use)."""
     if generator is None or isinstance(generator, np.random.Generator):
         return generator
+    if isinstance(generator, Generator):
+        return generator.numpy_generator
     if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
         return np.random.default_rng(int(generator))
     raise TypeError(
-        f"{what}: generator must be a numpy.random.Generator or an int seed, got {generator!r}"
+        f"{what}: generator must be a numpy.random.Generator or an int seed (or a "
+        f"tensorgrad.Generator), got {generator!r}"
     )
 
 

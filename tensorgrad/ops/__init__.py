@@ -6,20 +6,30 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 =================  ==========================================================================
 ``base``           ``Op``, ``sum_to`` (un-broadcasting), axis checks, ``call``/``replay``
 ``elementwise``    arithmetic and pointwise math: add … pow, exp, log, clip, maximum, where, cast
-``activation``     sigmoid, relu, leaky relu, gelu, softmax, log-softmax
+``activation``     sigmoid, relu, leaky relu, gelu, silu, softplus, elu, softmax, log-softmax
 ``reduce``         sum, mean, var, std, norm, max/min, logsumexp, cumsum
 ``shape``          reshape, transpose, broadcast, concatenate, stack
 ``index``          getitem and its scatter, setitem, gather / scatter_add, view write-back
 ``linalg``         matmul
 ``linear``         the fused linear layer and linear chain
-``loss``           cross-entropy, binary cross-entropy with logits
+``loss``           cross-entropy, binary cross-entropy (of probabilities and with logits)
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
 ``pool``           max, average and adaptive average pooling
 =================  ==========================================================================
 """
 
-from tensorgrad.ops.activation import Gelu, LeakyRelu, LogSoftmax, Relu, Sigmoid, Softmax
+from tensorgrad.ops.activation import (
+    Elu,
+    Gelu,
+    LeakyRelu,
+    LogSoftmax,
+    Relu,
+    Sigmoid,
+    Silu,
+    Softmax,
+    Softplus,
+)
 from tensorgrad.ops.base import (
     Op,
     call,
@@ -65,7 +75,7 @@ from tensorgrad.ops.index import (
 )
 from tensorgrad.ops.linalg import MatMul
 from tensorgrad.ops.linear import Linear, LinearChain
-from tensorgrad.ops.loss import BinaryCrossEntropyWithLogits, CrossEntropy
+from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
@@ -77,6 +87,7 @@ __all__ = [
     "Add",
     "AvgPool2d",
     "AvgPool2dBackward",
+    "BinaryCrossEntropy",
     "BinaryCrossEntropyWithLogits",
     "BroadcastTo",
     "Cast",
@@ -90,6 +101,7 @@ __all__ = [
     "CrossEntropy",
     "Cumsum",
     "Div",
+    "Elu",
     "Erf",
     "Exp",
     "Expm1",
@@ -123,8 +135,10 @@ __all__ = [
     "ScatterAdd",
     "SetItem",
     "Sigmoid",
+    "Silu",
     "Sin",
     "Softmax",
+    "Softplus",
     "Sqrt",
     "Stack",
     "Std",

@@ -1,4 +1,5 @@
-"""Activation functions: sigmoid, ReLU and its leaky form, GELU, softmax and log-softmax."""
+"""Activation functions: sigmoid, ReLU and its leaky form, GELU, SiLU, softplus, ELU, softmax and
+log-softmax."""
 
 from __future__ import annotations
 
@@ -79,6 +80,51 @@ class Gelu(Op):
         cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
         pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
+
+
+class Silu(Op):
+    """``x · σ(x)`` (swish); one op so that ``F.silu(x, inplace=True)`` can be recorded."""
+
+    def forward(self, x):
+        return x * call(Sigmoid, x)
+
+    def backward(self, grad, out, x):
+        s = call(Sigmoid, x)
+        return (grad * (s * (1 + x * (1 - s))),)
+
+
+class Softplus(Op):
+    """``log(1 + exp(βx)) / β``, and ``x`` itself where ``βx > threshold`` (PyTorch's switch to
+    the linear part). exp is only taken of ``-|βx|``, so no branch overflows: composed from
+    ``where``, the unused branch's ``exp`` would overflow and its gradient become NaN."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        z = x * self.beta
+        soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / self.beta
+        return np.where(z > self.threshold, x, soft)
+
+    def backward(self, grad, out, x):
+        z = x * self.beta
+        return (grad * np.where(z > self.threshold, 1.0, call(Sigmoid, z)),)
+
+
+class Elu(Op):
+    """``x`` for ``x > 0``, else ``α(exp(x) − 1)``; its slope at 0 is α, as in PyTorch. exp is
+    taken of ``min(x, 0)`` only, so large inputs do not overflow in the unused branch."""
+
+    name = "elu"
+
+    def __init__(self, alpha: float = 1.0):
+        self.alpha = alpha
+
+    def forward(self, x):
+        return np.where(x > 0, x, self.alpha * np.expm1(np.minimum(x, 0)))
+
+    def backward(self, grad, out, x):
+        return (grad * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0))),)
 
 
 class Softmax(Op):

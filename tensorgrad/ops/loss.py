@@ -14,18 +14,29 @@ from tensorgrad.ops.activation import LogSoftmax, Sigmoid, _log_softmax
 from tensorgrad.ops.base import Op, call, shape_of, sum_to
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+#: binary cross-entropy's floor for p(1 − p) in the gradient: PyTorch's 1e-12, a float32
+_EPSILON = float(np.float32(1e-12))
 
 
 class CrossEntropy(Op):
     """Softmax cross-entropy of logits (N, C) against class indices (N,), fused and stable.
 
     ``reduction`` is "mean", "sum" or "none"; with ``label_smoothing`` ε the target puts
-    1 − ε on the class and ε/C on every class, as in PyTorch.
+    1 − ε on the class and ε/C on every class, as in PyTorch. ``weight`` (C,) scales each
+    class's terms, and samples whose target is ``ignore_index`` count for nothing; "mean" then
+    divides by the summed weight of the counted samples' classes (PyTorch's normalisation).
     """
 
     name = "cross_entropy"
 
-    def __init__(self, target: np.ndarray, reduction: str = "mean", label_smoothing: float = 0.0):
+    def __init__(
+        self,
+        target: np.ndarray,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+        weight: np.ndarray | None = None,
+        ignore_index: int = -100,
+    ):
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(
                 f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
@@ -35,6 +46,7 @@ class CrossEntropy(Op):
                 f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}"
             )
         self.target, self.reduction, self.smoothing = target, reduction, label_smoothing
+        self.weight, self.ignore_index = weight, ignore_index
 
     def _target_weights(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """The target distribution: one-hot, smoothed by ε."""
@@ -42,6 +54,37 @@ class CrossEntropy(Op):
         weights = np.full(shape, self.smoothing / c, dtype=dtype)
         weights[np.arange(n), self.target] += 1 - self.smoothing
         return weights
+
+    def _kept(self, c: int) -> np.ndarray | None:
+        """Which samples count (those whose target is not ``ignore_index``), or None when all
+        do; raises for a counted target that is not a class."""
+        target, n = self.target, len(self.target)
+        # one pass finds negatives too: seen as unsigned, they are larger than any class
+        in_range = not n or np.maximum.reduce(target.view(_UNSIGNED[target.itemsize])) < c
+        if in_range and not 0 <= self.ignore_index < c:
+            return None  # the usual case: nothing to ignore, nothing to check further
+        kept = target != self.ignore_index
+        counted = target[kept]
+        if counted.size and (counted.min() < 0 or counted.max() >= c):
+            bad = int(counted.max() if counted.max() >= c else counted.min())
+            raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
+        return None if kept.all() else kept
+
+    def _weighted_targets(self, kept: np.ndarray | None, shape: tuple, dtype: Any):
+        """The target distribution T (loss_i = −Σ_j T_ij log p_ij) with class weights and
+        ignored samples, and the "mean" divisor: the summed weight of the counted targets."""
+        n, c = shape
+        rows = np.arange(n)
+        target = self.target if kept is None else np.where(kept, self.target, 0)
+        weight = np.ones(c, dtype=dtype) if self.weight is None else self.weight.astype(dtype)
+        targets = np.empty(shape, dtype=dtype)
+        targets[...] = weight * (self.smoothing / c)  # PyTorch smooths with each class's weight
+        targets[rows, target] += (1 - self.smoothing) * weight[target]
+        sample_weights = weight[target]
+        if kept is not None:
+            targets[~kept] = 0
+            sample_weights = sample_weights * kept
+        return targets, np.add.reduce(sample_weights)
 
     def forward(self, logits):
         target = self.target
@@ -64,12 +107,16 @@ class CrossEntropy(Op):
             raise TypeError(
                 f"cross_entropy: target must hold class indices (integers), got {target.dtype}"
             )
-        # one pass finds negatives too: seen as unsigned, they are larger than any class
-        if n and np.maximum.reduce(target.view(_UNSIGNED[target.itemsize])) >= c:
-            bad = int(target.max() if target.max() >= c else target.min())
-            raise IndexError(f"cross_entropy: target class {bad} is out of range for {c} classes")
+        if self.weight is not None and shape_of(self.weight) != (c,):
+            raise RuntimeError(
+                f"cross_entropy: weight tensor should be defined either for all {c} classes or "
+                f"no classes but got weight tensor of shape: {shape_of(self.weight)}"
+            )
+        kept = self._kept(c)
         logp = _log_softmax(logits, 1)
         rows = np.arange(n)
+        if self.weight is not None or kept is not None:
+            return self._forward_weighted(logits, logp, kept)
         self.saved = (logits, logp, rows)  # for the backward on these very arrays
         if self.smoothing:
             picked = np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
@@ -82,7 +129,22 @@ class CrossEntropy(Op):
             return total
         return total / n if n else np.full((), np.nan, logp.dtype)  # the mean of nothing
 
+    def _forward_weighted(self, logits, logp, kept):
+        """The forward with class weights or ignored samples, through the target matrix T."""
+        targets, divisor = self._weighted_targets(kept, logp.shape, logp.dtype)
+        self.saved = (logits, logp, targets, divisor)
+        losses = -np.add.reduce(logp * targets, axis=1)
+        if self.reduction == "none":
+            return losses
+        total = np.add.reduce(losses)
+        if self.reduction == "sum":
+            return total
+        with np.errstate(invalid="ignore", divide="ignore"):  # nothing counted: NaN, as PyTorch
+            return total / divisor if divisor else np.full((), np.nan, logp.dtype)
+
     def backward(self, grad, out, logits):
+        if len(self.saved) == 4:
+            return self._backward_weighted(grad, logits)
         saved_logits, logp, rows = self.saved
         n, c = logp.shape
         if logits is not saved_logits:  # recording on Tensors: a differentiable log-softmax
@@ -99,6 +161,48 @@ class CrossEntropy(Op):
         elif n:  # a 0-d gradient: as a Python number, the cheapest operand
             probs *= float(grad) / n if self.reduction == "mean" else float(grad)
         return (probs,)
+
+    def _backward_weighted(self, grad, logits):
+        """d loss_i / d x_ij = p_ij Σ_k T_ik − T_ij, scaled by the upstream gradient."""
+        saved_logits, logp, targets, divisor = self.saved
+        n = logp.shape[0]
+        recording = logits is not saved_logits  # on Tensors: a differentiable log-softmax
+        probs = np.exp(call(LogSoftmax, logits, axis=1) if recording else logp)
+        result = probs * np.add.reduce(targets, axis=1, keepdims=True) - targets
+        if self.reduction == "none":
+            return (result * grad.reshape(n, 1),)
+        scale = grad / divisor if self.reduction == "mean" and divisor else grad
+        return (result * scale,)
+
+
+class BinaryCrossEntropy(Op):
+    """Elementwise ``−[y log p + (1 − y) log(1 − p)]`` of probabilities ``p`` and targets
+    ``y``, with each log clamped at −100 as PyTorch does (``p`` of exactly 0 or 1 gives a finite
+    loss). The gradients are PyTorch's: ``(p − y) / max(p(1 − p), ε ≈ 1e-12)`` for ``p`` and
+    ``log(1 − p) − log p`` for ``y``."""
+
+    name = "binary_cross_entropy"
+
+    def forward(self, p, y):
+        inside = (p >= 0) & (p <= 1)  # NaN is outside too
+        if not np.all(inside):
+            raise RuntimeError(
+                "binary_cross_entropy: all elements of input should be between 0 and 1"
+            )
+        with np.errstate(divide="ignore"):
+            log_p = np.maximum(np.log(p), -100.0)
+            log_q = np.maximum(np.log1p(-p), -100.0)
+        return -(log_p * y + log_q * (1 - y))
+
+    def backward(self, grad, out, p, y):
+        np_, ny = self.needs_input_grad
+        grad_p = grad_y = None
+        if np_:
+            grad_p = sum_to(grad * (p - y) / np.maximum((1 - p) * p, _EPSILON), shape_of(p))
+        if ny:
+            with np.errstate(divide="ignore"):
+                grad_y = sum_to(grad * (np.log1p(-p) - np.log(p)), shape_of(y))
+        return grad_p, grad_y
 
 
 class BinaryCrossEntropyWithLogits(Op):

@@ -1795,5 +1795,6 @@ def error_cases() -> list[Any]:
     ]
 
 
-# convolution, pooling and padding: tests/ops/registry_conv.py registers its entries here
-from tests.ops import registry_conv  # noqa: E402, F401
+# convolution, pooling and padding (tests/ops/registry_conv.py) and the functions PyTorch
+# programs use (tests/ops/registry_port.py, issue 15) register their entries here
+from tests.ops import registry_conv, registry_port  # noqa: E402, F401

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tests.ops import registry_conv
+from tests.ops import registry_conv, registry_port
 from tests.ops.registry import REGISTRY, cases, outputs, quiet
 
 #: float64 results may differ from the reference by rounding (a different but exact formula)
@@ -96,8 +96,9 @@ COVERAGE_EXEMPT = {
         "argmin": "forward only",
     },
 }
-for _feature, _exempt in registry_conv.COVERAGE_EXEMPT.items():
-    COVERAGE_EXEMPT[_feature].update(_exempt)
+for _registry in (registry_conv, registry_port):
+    for _feature, _exempt in _registry.COVERAGE_EXEMPT.items():
+        COVERAGE_EXEMPT[_feature].update(_exempt)
 
 
 def _has(feature: str, array: np.ndarray) -> bool:

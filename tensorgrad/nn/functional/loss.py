@@ -1,15 +1,22 @@
-"""Losses. Each takes ``reduction`` ('mean', 'sum' or 'none'), and class-index targets as
-int Tensors, arrays or lists. PyTorch's deprecated ``size_average``/``reduce`` arguments are
-accepted and mapped to ``reduction`` as PyTorch maps them."""
+"""Losses. Each takes ``reduction`` ('mean', 'sum' or 'none'; ``kl_div`` also 'batchmean'), and
+class-index targets as int Tensors, arrays or lists. PyTorch's deprecated ``size_average`` /
+``reduce`` arguments are accepted and mapped to ``reduction`` as PyTorch maps them.
+
+Class weights (``weight=``) and ``ignore_index`` of the classification losses are constants:
+like PyTorch, no gradient flows into them.
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from tensorgrad import backend, ops
 from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -39,6 +46,10 @@ def _reduce(losses: Tensor, reduction: str) -> Tensor:
     return losses
 
 
+def _tensor(value: Any) -> Tensor:
+    return value if isinstance(value, Tensor) else as_tensor(value)
+
+
 def _indices(target: Any) -> np.ndarray:
     """Class indices as an array (from a Tensor, an array or a list)."""
     if isinstance(target, Tensor):
@@ -46,11 +57,51 @@ def _indices(target: Any) -> np.ndarray:
     return np.asarray(target)
 
 
-def _unsupported_weight(name: str, weight: Any) -> None:
-    if weight is not None:
-        raise NotImplementedError(f"{name}: weight= is not supported yet (see docs/porting.md)")
+def _class_weights(weight: Any, classes: int, name: str) -> np.ndarray | None:
+    """``weight`` as an array of one weight per class (PyTorch's RuntimeError otherwise)."""
+    if weight is None:
+        return None
+    array = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
+    if array.shape != (classes,):
+        raise RuntimeError(
+            f"{name}: weight tensor should be defined either for all {classes} classes or no "
+            f"classes but got weight tensor of shape: {array.shape}"
+        )
+    return array
 
 
+def _target_like(target: Any, input: Tensor) -> Any:
+    """A target that is not a Tensor, as an array of the input's dtype (a constant)."""
+    return target if isinstance(target, Tensor) else backend.as_array(target, input.dtype)
+
+
+def _same_shape(input: Tensor, target: Any, name: str) -> None:
+    """Elementwise losses refuse a target of another shape (a silent broadcast of (N, 1)
+    against (N,) is a classic bug; PyTorch only warns)."""
+    target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
+    if target_shape != input.shape:
+        raise ValueError(
+            f"{name}: input of shape {input.shape} and target of shape {target_shape} differ"
+        )
+
+
+def _broadcasts_to(extra: Any, input: Tensor, what: str, name: str) -> Any:
+    """A per-element weight that must broadcast to the input's shape (a Tensor as it is,
+    other data as an array of the input's dtype)."""
+    shape = input.shape
+    extra_shape = np.shape(extra._data if isinstance(extra, Tensor) else extra)
+    try:
+        fits = np.broadcast_shapes(extra_shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"{name}: {what} of shape {extra_shape} does not broadcast to the input's shape {shape}"
+        )
+    return extra if isinstance(extra, Tensor) else backend.as_array(extra, input.dtype)
+
+
+# --------------------------------------------------------------------------- classification
 def cross_entropy(
     input: Tensor,
     target: Any,
@@ -64,28 +115,39 @@ def cross_entropy(
     """Softmax cross-entropy of logits against class indices, fused and stable.
 
     ``input`` is (N, C) with ``target`` (N,); also (C,) with a 0-d target, and (N, C, d1, ...)
-    with target (N, d1, ...), where the class axis is axis 1 as in PyTorch.
+    with target (N, d1, ...), where the class axis is axis 1 as in PyTorch. ``weight`` (C,)
+    weighs each class and targets equal to ``ignore_index`` are left out; with either, "mean"
+    divides by the summed weight of the counted targets, as PyTorch does. A floating-point
+    ``target`` of the input's shape holds class probabilities instead of indices.
     """
-    _unsupported_weight("cross_entropy", weight)
     reduction = _legacy(size_average, reduce, reduction)
-    input = input if isinstance(input, Tensor) else as_tensor(input)
+    input = _tensor(input)
+    if (isinstance(target, Tensor) and target.dtype.kind == "f") or (
+        not isinstance(target, Tensor) and np.asarray(target).dtype.kind == "f"
+    ):
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
     target = _indices(target)
-    if target.dtype.kind in "iu" and target.size and (target == ignore_index).any():
-        raise NotImplementedError("cross_entropy: ignore_index is not supported yet")
     ndim = input._data.ndim
     if ndim == 2:  # the usual case first; the op checks the arguments
-        return apply(ops.CrossEntropy(target, reduction, label_smoothing), input)
+        weights = (
+            None if weight is None else _class_weights(weight, input.shape[1], "cross_entropy")
+        )
+        op = ops.CrossEntropy(target, reduction, label_smoothing, weights, ignore_index)
+        return apply(op, input)
     _check_reduction(reduction, "cross_entropy")
+    options = {
+        "weight": weight,
+        "ignore_index": ignore_index,
+        "reduction": reduction,
+        "label_smoothing": label_smoothing,
+    }
     if ndim == 1:
         if target.size != 1:
             raise ValueError(
                 f"cross_entropy: for input of shape {input.shape} the target must be a single "
                 f"class index, got shape {target.shape}"
             )
-        loss = cross_entropy(
-            input.reshape(1, -1), target.reshape(1), reduction=reduction,
-            label_smoothing=label_smoothing,
-        )  # fmt: skip
+        loss = cross_entropy(input.reshape(1, -1), target.reshape(1), **options)
         return loss.reshape(()) if reduction == "none" else loss
     if ndim > 2:
         classes = input.shape[1]
@@ -96,11 +158,35 @@ def cross_entropy(
             )
         order = (0, *range(2, input.ndim), 1)
         flat = input.permute(order).reshape(-1, classes)
-        loss = cross_entropy(
-            flat, target.reshape(-1), reduction=reduction, label_smoothing=label_smoothing
-        )
+        loss = cross_entropy(flat, target.reshape(-1), **options)
         return loss.reshape(target.shape) if reduction == "none" else loss
-    return apply(ops.CrossEntropy(target, reduction, label_smoothing), input)
+    return apply(ops.CrossEntropy(target, reduction, label_smoothing), input)  # 0-d: its error
+
+
+def _cross_entropy_probabilities(
+    input: Tensor, target: Any, weight: Any, reduction: str, label_smoothing: float
+) -> Tensor:
+    """Cross-entropy against class probabilities (a target of the input's shape):
+    ``−Σ_c w_c t_c log softmax(x)_c`` per sample; "mean" divides by the number of samples."""
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    target = _target_like(target, input)
+    if tuple(target.shape) != input.shape:
+        raise TypeError(
+            f"cross_entropy: target must hold class indices (integers), or class probabilities "
+            f"of the input's shape {input.shape}; got {target.dtype} of shape "
+            f"{tuple(target.shape)}"
+        )
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim] if input.ndim else 1
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = input.log_softmax(class_dim) * target
+    if weight is not None:
+        weights = _class_weights(weight, classes, "cross_entropy")
+        terms = terms * weights.reshape((classes,) + (1,) * (input.ndim - class_dim - 1))
+    return _reduce(-terms.sum(class_dim), reduction)
 
 
 def nll_loss(
@@ -112,49 +198,93 @@ def nll_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """Negative log-likelihood of class indices given log-probabilities (N, C)."""
-    _unsupported_weight("nll_loss", weight)
+    """Negative log-likelihood of class indices given log-probabilities.
+
+    ``input`` is (N, C) with ``target`` (N,), (C,) with one target, or (N, C, d1, ...) with
+    target (N, d1, ...). ``weight`` (C,) weighs each class and targets equal to
+    ``ignore_index`` are left out; "mean" divides by the summed weight of the counted targets.
+    """
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
-    log_probs = input
-    log_probs = log_probs if isinstance(log_probs, Tensor) else as_tensor(log_probs)
+    log_probs = _tensor(input)
     target = _indices(target)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"nll_loss: target must hold class indices (integers), got {target.dtype}")
+    options = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}
+    if log_probs.ndim == 1:
+        if target.size != 1:
+            raise ValueError(
+                f"nll_loss: for input of shape {log_probs.shape} the target must be a single "
+                f"class index, got shape {target.shape}"
+            )
+        loss = nll_loss(log_probs.reshape(1, -1), target.reshape(1), **options)
+        return loss.reshape(()) if reduction == "none" else loss
+    if log_probs.ndim > 2:
+        spatial = (log_probs.shape[0], *log_probs.shape[2:])
+        if target.shape != spatial:
+            raise ValueError(
+                f"nll_loss: target must have shape {spatial} for input of shape "
+                f"{log_probs.shape}, got {target.shape}"
+            )
+        order = (0, *range(2, log_probs.ndim), 1)
+        flat = log_probs.permute(order).reshape(-1, log_probs.shape[1])
+        loss = nll_loss(flat, target.reshape(-1), **options)
+        return loss.reshape(target.shape) if reduction == "none" else loss
     if log_probs.ndim != 2:
         raise ValueError(
-            f"nll_loss: input must be 2-D (batch, classes), got shape {log_probs.shape}"
+            f"nll_loss: input must have 1 or more dimensions (batch, classes, ...), got shape "
+            f"{log_probs.shape}"
         )
     n, classes = log_probs.shape
     if target.shape != (n,):
         raise ValueError(f"nll_loss: target must have shape ({n},), got {target.shape}")
-    if target.dtype.kind not in "iu":
-        raise TypeError(f"nll_loss: target must hold class indices (integers), got {target.dtype}")
-    if n and (target.min() < 0 or target.max() >= classes):
-        bad = int(target.min() if target.min() < 0 else target.max())
+    weights = _class_weights(weight, classes, "nll_loss")
+    kept = target != ignore_index
+    counted = target[kept]
+    if counted.size and (counted.min() < 0 or counted.max() >= classes):
+        bad = int(counted.min() if counted.min() < 0 else counted.max())
         raise IndexError(f"nll_loss: target class {bad} is out of range for {classes} classes")
-    return _reduce(-log_probs[np.arange(n), target], reduction)
+    rows = np.arange(n)
+    if weights is None and counted.size == n:  # the usual case: plain indexing
+        return _reduce(-log_probs[rows, target], reduction)
+    safe = np.where(kept, target, 0)
+    sample_weights = np.ones(n) if weights is None else weights[safe]
+    sample_weights = (sample_weights * kept).astype(log_probs.dtype)
+    losses = -log_probs[rows, safe] * sample_weights
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    divisor = float(sample_weights.sum())
+    # nothing counted: NaN, as PyTorch, with a zero gradient (0 · total keeps the graph)
+    return total / divisor if divisor else total * 0.0 + math.nan
 
 
-def mse_loss(
+def binary_cross_entropy(
     input: Tensor,
     target: Any,
+    weight: Tensor | None = None,
     size_average: Any = None,
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """Mean squared error. Shapes must match exactly: a silent broadcast of (N, 1) against (N,)
-    is a classic bug, so it is an error here (PyTorch only warns)."""
+    """Binary cross-entropy of probabilities ``input`` in [0, 1] against ``target``:
+    ``−w[y log p + (1 − y) log(1 − p)]``, each log clamped at −100 as PyTorch does. For logits,
+    :func:`binary_cross_entropy_with_logits` is stabler."""
     reduction = _legacy(size_average, reduce, reduction)
-    _check_reduction(reduction, "mse_loss")
-    input = input if isinstance(input, Tensor) else as_tensor(input)
+    _check_reduction(reduction, "binary_cross_entropy")
+    input = _tensor(input)
     target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
     if target_shape != input.shape:
         raise ValueError(
-            f"mse_loss: input of shape {input.shape} and target of shape {target_shape} differ"
+            f"binary_cross_entropy: using a target size {target_shape} that is different to the "
+            f"input size {input.shape} is deprecated. Please ensure they have the same size."
         )
-    if not isinstance(target, Tensor):
-        target = backend.as_array(target, input.dtype)
-    diff = input - target
-    return _reduce(diff * diff, reduction)
+    losses = apply(ops.BinaryCrossEntropy(), input, _target_like(target, input))
+    if weight is not None:
+        losses = losses * _broadcasts_to(weight, input, "weight", "binary_cross_entropy")
+    return _reduce(losses, reduction)
 
 
 def binary_cross_entropy_with_logits(
@@ -166,19 +296,145 @@ def binary_cross_entropy_with_logits(
     reduction: str = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
-    """Sigmoid and binary cross-entropy in one stable op, for targets in [0, 1]."""
-    _unsupported_weight("binary_cross_entropy_with_logits", weight)
-    _unsupported_weight("binary_cross_entropy_with_logits", pos_weight)
+    """Sigmoid and binary cross-entropy in one stable op, for targets in [0, 1].
+
+    ``weight`` scales each element's loss; ``pos_weight`` (broadcast along the last axis,
+    one per class) scales the positive term: ``−w[p_c y log σ(x) + (1 − y) log(1 − σ(x))]``.
+    """
+    name = "binary_cross_entropy_with_logits"
     reduction = _legacy(size_average, reduce, reduction)
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    input = input if isinstance(input, Tensor) else as_tensor(input)
+    _check_reduction(reduction, name)
+    input = _tensor(input)
     target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
     if target_shape != input.shape:
         raise ValueError(
-            f"binary_cross_entropy_with_logits: target size {target_shape} must be the same as "
-            f"input size {input.shape}"
+            f"{name}: target size {target_shape} must be the same as input size {input.shape}"
         )
-    if not isinstance(target, Tensor):
-        target = backend.as_array(target, input.dtype)
-    losses = apply(ops.BinaryCrossEntropyWithLogits(), input, target)
+    target = _target_like(target, input)
+    if pos_weight is None:
+        losses = apply(ops.BinaryCrossEntropyWithLogits(), input, target)
+    else:
+        pos_weight = _broadcasts_to(pos_weight, input, "pos_weight", name)
+        # PyTorch's form: (1 − y)x + (1 + (p − 1)y)·softplus(−x), softplus without overflow
+        log_weight = (pos_weight - 1) * target + 1
+        softplus = apply(ops.Softplus(1.0, math.inf), -input)
+        losses = (1 - target) * input + log_weight * softplus
+    if weight is not None:
+        losses = losses * _broadcasts_to(weight, input, "weight", name)
+    return _reduce(losses, reduction)
+
+
+# --------------------------------------------------------------------------- regression
+def mse_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Mean squared error. Shapes must match exactly: a silent broadcast of (N, 1) against (N,)
+    is a classic bug, so it is an error here (PyTorch only warns)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction, "mse_loss")
+    input = _tensor(input)
+    _same_shape(input, target, "mse_loss")
+    diff = input - _target_like(target, input)
+    return _reduce(diff * diff, reduction)
+
+
+def l1_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Mean absolute error ``|x − y|`` (its gradient at 0 is 0). Shapes must match, as in
+    :func:`mse_loss`."""
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction, "l1_loss")
+    input = _tensor(input)
+    _same_shape(input, target, "l1_loss")
+    return _reduce((input - _target_like(target, input)).abs(), reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d²/β`` where ``|d| < β``, else ``|d| − 0.5β``, for ``d = x − y``: quadratic near
+    zero, linear beyond (``β = 0`` is :func:`l1_loss`). Shapes must match."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction, "smooth_l1_loss")
+    input = _tensor(input)
+    _same_shape(input, target, "smooth_l1_loss")
+    diff = input - _target_like(target, input)
+    size = diff.abs()
+    if beta == 0:  # the quadratic part is empty (and would divide by zero)
+        return _reduce(size, reduction)
+    losses = where(size < beta, diff * diff * (0.5 / beta), size - 0.5 * beta)
+    return _reduce(losses, reduction)
+
+
+def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """``0.5 d²`` where ``|d| < δ``, else ``δ(|d| − 0.5δ)``: smooth L1 scaled by δ. Shapes
+    must match."""
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_reduction(reduction, "huber_loss")
+    input = _tensor(input)
+    _same_shape(input, target, "huber_loss")
+    diff = input - _target_like(target, input)
+    size = diff.abs()
+    losses = where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)
+    return _reduce(losses, reduction)
+
+
+# --------------------------------------------------------------------------- distributions
+def kl_div(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """Kullback-Leibler divergence ``Σ t (log t − x)`` of ``target`` from log-probabilities
+    ``input`` (``log_target``: the target is given as log-probabilities too).
+
+    ``reduction='batchmean'`` divides the sum by the batch size, the mathematical KL
+    divergence; ``'mean'`` (the default, as in PyTorch) divides by the number of elements and
+    warns, as PyTorch does. A zero target contributes 0 (``0 log 0 = 0``).
+    """
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("mean", "batchmean", "sum", "none"):
+        raise ValueError(
+            f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', got {reduction!r}"
+        )
+    if reduction == "mean":
+        warnings.warn(
+            "kl_div: reduction='mean' divides the total loss by both the batch size and the "
+            "support size; 'batchmean' divides only by the batch size, and aligns with the KL "
+            "divergence's definition (PyTorch's warning: 'mean' will behave as 'batchmean' in "
+            "a future release)",
+            UserWarning,
+            stacklevel=2,
+        )
+    input = _tensor(input)
+    target = _target_like(target, input)
+    if log_target:
+        losses = (target - input) * np.exp(target)
+    else:
+        # t·log t with 0·log 0 = 0: the log is taken of 1 where t is 0 (a negative t gives NaN)
+        safe = where(target == 0, 1.0, target)
+        losses = target * (np.log(safe) - input)
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.ndim else total
     return _reduce(losses, reduction)

@@ -6,7 +6,7 @@
 ``linear``          ``Identity``, ``Linear``
 ``conv``            ``Conv1d``, ``Conv2d``
 ``pooling``         ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``
-``activation``      ``ReLU``, ``Tanh``, ``Softmax``, ...
+``activation``      ``ReLU``, ``Tanh``, ``Softplus``, ``ELU``, ``SiLU``, ``Softmax``, ...
 ``dropout``         ``Dropout``, ``Dropout2d``
 ``batchnorm``       ``BatchNorm1d``, ``BatchNorm2d``
 ``normalization``   ``LayerNorm``
@@ -16,12 +16,15 @@
 """
 
 from tensorgrad.nn.modules.activation import (
+    ELU,
     GELU,
     LeakyReLU,
     LogSoftmax,
     ReLU,
     Sigmoid,
+    SiLU,
     Softmax,
+    Softplus,
     Tanh,
 )
 from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
@@ -30,15 +33,27 @@ from tensorgrad.nn.modules.conv import Conv1d, Conv2d
 from tensorgrad.nn.modules.dropout import Dropout, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
 from tensorgrad.nn.modules.linear import Identity, Linear
-from tensorgrad.nn.modules.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from tensorgrad.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
 from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 __all__ = [
+    "ELU",
     "GELU",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
+    "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
@@ -48,8 +63,11 @@ __all__ = [
     "Dropout",
     "Dropout2d",
     "Flatten",
+    "HuberLoss",
     "Identity",
     "IncompatibleKeys",
+    "KLDivLoss",
+    "L1Loss",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -62,8 +80,11 @@ __all__ = [
     "NLLLoss",
     "ReLU",
     "Sequential",
+    "SiLU",
     "Sigmoid",
+    "SmoothL1Loss",
     "Softmax",
+    "Softplus",
     "Tanh",
     "Unflatten",
 ]

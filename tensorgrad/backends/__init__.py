@@ -1,0 +1,13 @@
+"""``tg.backends``: PyTorch's ``torch.backends`` switches, for ported code.
+
+Not to be confused with ``tensorgrad.backend`` (singular), the array module tensorgrad runs
+on. This package only answers what ported programs ask of PyTorch's backends:
+``torch.backends.cudnn.deterministic = True`` and ``benchmark = False`` are settable (and
+change nothing: there is no cuDNN), ``torch.backends.mps.is_available()`` is False, and
+``torch.backends.cuda.matmul.allow_tf32`` is settable. ``from torch.backends import cudnn``
+ports to ``from tensorgrad.backends import cudnn``.
+"""
+
+from tensorgrad.backends import cpu, cuda, cudnn, mps
+
+__all__ = ["cpu", "cuda", "cudnn", "mps"]

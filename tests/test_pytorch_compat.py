@@ -1,0 +1,129 @@
+"""The answers ported PyTorch code asks for: ``tg.cuda``, ``tg.accelerator``, ``tg.backends``,
+and the errors for PyTorch features tensorgrad lacks (each names the feature and points at
+docs/porting.md)."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+
+
+def test_cuda_answers_as_pytorch_without_cuda():
+    assert tg.cuda.is_available() is False
+    assert tg.cuda.device_count() == 0
+    assert tg.cuda.is_initialized() is False
+    assert tg.cuda.manual_seed(1) is None and tg.cuda.manual_seed_all(1) is None
+    assert tg.cuda.empty_cache() is None
+    for call in (tg.cuda.current_device, tg.cuda.synchronize, tg.cuda.get_device_name):
+        with pytest.raises(tg.UnsupportedError, match=r"CPU only .*docs/porting.md"):
+            call()
+    with pytest.raises(tg.UnsupportedError, match=r"torch.cuda.amp is not available"):
+        _ = tg.cuda.amp
+    assert not hasattr(tg.cuda, "Stream")  # an AttributeError too
+
+
+def test_cuda_seeding_does_not_touch_the_cpu_generator():
+    tg.manual_seed(3)
+    expected = tg.randn(3).tolist()
+    tg.manual_seed(3)
+    tg.cuda.manual_seed_all(99)
+    assert tg.randn(3).tolist() == expected
+
+
+def test_accelerator_is_absent():
+    assert tg.accelerator.is_available() is False
+    assert tg.accelerator.current_accelerator() is None
+    assert tg.accelerator.device_count() == 0
+
+
+def test_backends_switches_are_settable_module_attributes():
+    from tensorgrad.backends import cudnn
+
+    assert cudnn is tg.backends.cudnn
+    before = (cudnn.deterministic, cudnn.benchmark)
+    try:
+        cudnn.deterministic, cudnn.benchmark = True, False
+        assert tg.backends.cudnn.deterministic is True
+    finally:
+        cudnn.deterministic, cudnn.benchmark = before
+    assert cudnn.is_available() is False and cudnn.version() is None
+    assert tg.backends.mps.is_available() is False and tg.backends.mps.is_built() is False
+    tg.backends.cuda.matmul.allow_tf32 = True  # settable, ignored
+    assert tg.backends.cuda.is_built() is False
+    # not the array module: tensorgrad.backend (singular) is a different thing
+    assert tg.backends is not tg.backend and hasattr(tg.backend, "xp")
+
+
+def test_pytorch_import_lines_port():
+    for module in ("tensorgrad.cuda", "tensorgrad.accelerator", "tensorgrad.backends.cudnn"):
+        importlib.import_module(module)
+    namespace: dict = {}
+    exec("from tensorgrad.backends import cudnn, mps", namespace)
+    assert namespace["cudnn"].benchmark is False
+
+
+def test_compat_modules_load_lazily():
+    code = (
+        "import sys, tensorgrad as tg; "
+        "names = ['tensorgrad.cuda', 'tensorgrad.accelerator', 'tensorgrad.backends', "
+        "'tensorgrad.core.unsupported']; "
+        "assert not any(n in sys.modules for n in names), [n for n in names if n in sys.modules]; "
+        "tg.cuda.is_available(); assert 'tensorgrad.cuda' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["complex64", "complex128", "cfloat", "bfloat16", "chalf"])
+def test_missing_dtypes_are_named(name):
+    with pytest.raises(tg.UnsupportedError, match=rf"torch.{name} is not supported.*porting.md"):
+        getattr(tg, name)
+    assert getattr(tg, name, None) is None  # an AttributeError too: getattr's default works
+    assert not hasattr(tg, name)
+
+
+@pytest.mark.parametrize("name", ["compile", "jit", "amp", "autocast", "fft", "linalg", "mps"])
+def test_missing_features_are_named(name):
+    with pytest.raises(AttributeError, match=rf"torch.{name} \(.*\) is not supported.*porting"):
+        getattr(tg, name)
+
+
+def test_an_unknown_name_is_a_plain_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+        _ = tg.no_such_thing
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tg.zeros(2, device="cuda"),
+        lambda: tg.randn(2, device="cuda:0"),
+        lambda: tg.zeros(2).cuda(),
+        lambda: tg.zeros(2).to("cuda"),
+        lambda: tg.zeros(2).to("mps"),
+        lambda: tg.nn.Linear(2, 2).cuda(),
+        lambda: tg.nn.Linear(2, 2).to("cuda"),
+        lambda: tg.nn.Linear(2, 2, device="cuda"),
+        lambda: tg.device("cuda"),
+        lambda: tg.tensor([1 + 2j]),
+        lambda: tg.zeros(2, dtype="bfloat16"),
+        lambda: tg.zeros(2, dtype=np.complex64),
+        lambda: tg.from_numpy(np.zeros(2, np.complex128)),
+        lambda: tg.zeros(2).to(np.complex64),
+    ],
+)
+def test_unsupported_devices_and_dtypes_point_at_the_porting_guide(call):
+    with pytest.raises(TypeError, match="porting.md"):  # UnsupportedError is a TypeError
+        call()
+
+
+def test_chunk_is_a_function_and_a_method():
+    """``tg.chunk`` was overwritten by the method spelling and recursed into itself."""
+    x = tg.arange(12.0).reshape(3, 4)
+    assert [c.shape for c in x.chunk(2)] == [(2, 4), (1, 4)]
+    assert [c.shape for c in tg.chunk(x, 2, dim=1)] == [(3, 2), (3, 2)]
