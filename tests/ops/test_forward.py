@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tests.ops import registry_conv
-from tests.ops.registry import REGISTRY, cases, outputs, quiet
+from tests.ops.registry import COVERAGE_EXEMPT, REGISTRY, cases, outputs, quiet
 
 #: float64 results may differ from the reference by rounding (a different but exact formula)
 TOLERANCE = {np.float64: {"rtol": 1e-10, "atol": 1e-12}, np.float32: {"rtol": 1e-5, "atol": 1e-6}}
@@ -52,52 +51,6 @@ def test_forward_and_backward_leave_inputs_unchanged(info, sample):
     tg.backward(results, [np.ones(o.shape) for o in results])
     for t, original in zip(tensors, before, strict=True):
         np.testing.assert_array_equal(t.numpy(), original)
-
-
-#: entries exempt from a coverage rule, and why
-COVERAGE_EXEMPT = {
-    "0-d": {
-        "matmul": "needs operands of at least 1 dimension (an error input)",
-        "tg_matmul": "an alias of matmul",
-        "swapaxes": "a 0-d tensor has no axes to swap",
-        "split": "a 0-d tensor has no axis to split along",
-        "concatenate": "0-d tensors cannot be concatenated (an error input)",
-        "cat": "an alias of concatenate",
-        "view": "an alias of reshape",
-        "permute": "needs 3 axes; transpose covers 0-d",
-        "cross_entropy": "logits are 2-D (an error input)",
-        "linear": "the weight is 2-D; the input at least 1-D",
-        "linear_nobias": "the weight is 2-D; the input at least 1-D",
-        "linear_chain": "the weights are 2-D; the input at least 1-D",
-        "softmax": "needs an axis (an error input)",
-        "log_softmax": "needs an axis (an error input)",
-        "expand": "alias of broadcast_to",
-    },
-    "empty": {
-        "view": "an alias of reshape",
-        "T": "an alias of transpose",
-        "expand": "an alias of broadcast_to",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-    },
-    "size-1": {
-        "view": "an alias of reshape",
-        "permute": "an alias of transpose",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-        "T": "an alias of transpose",
-    },
-    "non-contiguous": {
-        "permute": "an alias of transpose",
-        "expand": "an alias of broadcast_to",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-        "argmax": "forward only",
-        "argmin": "forward only",
-    },
-}
-for _feature, _exempt in registry_conv.COVERAGE_EXEMPT.items():
-    COVERAGE_EXEMPT[_feature].update(_exempt)
 
 
 def _has(feature: str, array: np.ndarray) -> bool:
