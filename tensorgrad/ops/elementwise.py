@@ -239,7 +239,7 @@ class Clip(Op):
         below = None if high is None else x <= high
         inside = below if above is None else (above if below is None else above & below)
         return (
-            grad * inside if nx else None,
+            sum_to(grad * inside, shape_of(x)) if nx else None,  # tensor bounds may broadcast x
             sum_to(grad * np.logical_not(above), shape_of(low)) if nlow else None,
             sum_to(grad * np.logical_not(below), shape_of(high)) if nhigh else None,
         )

@@ -245,3 +245,14 @@ def test_pow_gradient_for_exponent_is_nan_for_negative_base():
     (x**y).sum().backward()
     assert np.isnan(y.grad.numpy()[0])
     assert x.grad.numpy()[0] == -4.0
+
+
+def test_clamp_with_bounds_larger_than_the_input_sums_the_gradient_back():
+    """A tensor bound may broadcast the input to a larger shape (as in PyTorch): the input's
+    gradient is summed back to its own shape."""
+    x, low = leaf([0.1, 0.5, 0.9]), leaf(np.full((2, 3), 0.4))
+    out = x.clamp(low)
+    assert out.shape == (2, 3)
+    out.backward(np.ones((2, 3)))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 2.0])
+    np.testing.assert_array_equal(low.grad.numpy(), [[1.0, 0.0, 0.0]] * 2)
