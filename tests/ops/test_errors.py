@@ -114,3 +114,14 @@ def test_unsqueeze_error_names_the_tensors_own_dimensions():
         IndexError, match=r"^unsqueeze: dimension 4 is out of range for a tensor of 2 "
     ):
         tg.Tensor(np.ones((2, 3))).unsqueeze(4)
+
+
+@pytest.mark.parametrize("p", [float("inf"), -float("inf"), -1.0])
+@pytest.mark.parametrize(("shape", "dim"), [((0,), None), ((0, 3), 0)])
+def test_norm_without_identity_over_no_elements(p, shape, dim):
+    """PyTorch refuses the ±inf and negative norms of nothing (no identity) with a
+    RuntimeError; p > 0 and p = 0 give 0."""
+    x = tg.zeros(shape, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match=rf"^norm: cannot compute the {p:g} norm over no "):
+        x.norm(p, dim)
+    assert np.all(x.norm(2.0, dim).numpy() == 0) and np.all(x.norm(0, dim).numpy() == 0)
