@@ -154,10 +154,10 @@ def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
                 f"{name}: index of shape {index.shape} is larger than the input of shape "
                 f"{shape} in dimension {d}"
             )
-    if index.size and (index.min() < -shape[axis] or index.max() >= shape[axis]):
-        raise IndexError(
+    if index.size and (index.min() < 0 or index.max() >= shape[axis]):  # no wrap-around
+        raise RuntimeError(
             f"{name}: index {int(index.max() if index.max() >= shape[axis] else index.min())} "
-            f"is out of range for dimension {axis} of size {shape[axis]}"
+            f"is out of bounds for dimension {axis} with size {shape[axis]}"
         )
 
 

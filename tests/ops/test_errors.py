@@ -125,3 +125,16 @@ def test_norm_without_identity_over_no_elements(p, shape, dim):
     with pytest.raises(RuntimeError, match=rf"^norm: cannot compute the {p:g} norm over no "):
         x.norm(p, dim)
     assert np.all(x.norm(2.0, dim).numpy() == 0) and np.all(x.norm(0, dim).numpy() == 0)
+
+
+@pytest.mark.parametrize("bad", [-1, 2], ids=["negative", "too_large"])
+def test_gather_and_scatter_add_refuse_indices_out_of_bounds(bad):
+    """PyTorch's rule: an index outside [0, size) is a RuntimeError, negative ones included
+    (no wrap-around as in NumPy)."""
+    x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    index = tg.tensor([[bad, 0, 1]])
+    message = rf"index {bad} is out of bounds for dimension 0 with size 2"
+    with pytest.raises(RuntimeError, match=rf"^gather: {message}"):
+        x.gather(0, index)
+    with pytest.raises(RuntimeError, match=rf"^scatter_add: {message}"):
+        x.scatter_add(0, index, tg.ones((1, 3), dtype=tg.float64))
