@@ -78,3 +78,13 @@ def test_registry_covers(feature):
 
 def test_clamp_is_clip():
     assert tg.clamp is tg.clip
+
+
+def test_gather_and_scatter_add_treat_0d_as_one_element():
+    """PyTorch's rule: a 0-d input, index or source counts as one dimension of size 1."""
+    x = tg.tensor(1.5, dtype=tg.float64)
+    assert x.gather(0, tg.tensor(0)).shape == ()
+    np.testing.assert_array_equal(x.gather(0, tg.tensor([0, 0])).numpy(), [1.5, 1.5])
+    np.testing.assert_array_equal(tg.tensor([1.0, 2.0]).gather(0, tg.tensor(1)).numpy(), 2.0)
+    out = x.scatter_add(0, tg.tensor(0), tg.tensor(2.0, dtype=tg.float64))
+    assert out.shape == () and out.item() == 3.5
