@@ -220,8 +220,9 @@ class Clip(Op):
     """Clamp ``x`` into ``[low, high]``; either bound may be None, a number or a tensor.
 
     PyTorch's gradients: ``x`` gets it where ``low <= x <= high`` (boundaries included),
-    ``low`` where ``x < low``, ``high`` where ``x > high``. (With ``low > high`` every output
-    is ``high``, and PyTorch's masks are used as they are.)
+    ``low`` where ``x < low``, ``high`` where ``x > high``. With both bounds, as PyTorch:
+    ``low`` only where also ``low < high``, and ``high`` wherever ``high < low`` too (every
+    output is then ``high``).
     """
 
     def forward(self, x, low=None, high=None):
@@ -238,10 +239,18 @@ class Clip(Op):
         above = None if low is None else x >= low
         below = None if high is None else x <= high
         inside = below if above is None else (above if below is None else above & below)
+        dlow = dhigh = None
+        if nlow:
+            to_low = np.logical_not(above)
+            dlow = sum_to(grad * (to_low if high is None else to_low & (low < high)), shape_of(low))
+        if nhigh:
+            to_high = np.logical_not(below)
+            to_high = to_high if low is None else to_high | (high < low)
+            dhigh = sum_to(grad * to_high, shape_of(high))
         return (
             sum_to(grad * inside, shape_of(x)) if nx else None,  # tensor bounds may broadcast x
-            sum_to(grad * np.logical_not(above), shape_of(low)) if nlow else None,
-            sum_to(grad * np.logical_not(below), shape_of(high)) if nhigh else None,
+            dlow,
+            dhigh,
         )
 
 

@@ -175,6 +175,30 @@ CONVENTIONS = [
         [[-2.0, -1.0, 0.0, 1.0, 2.0]],
         [[0.0, 1.0, 1.0, 1.0, 0.0]],
     ),
+    (
+        "clamp with tensor bounds: min > max gives max the gradient",
+        lambda x, low, high: x.clamp(low, high),
+        [[-2.0, 0.0, 2.0], [0.5] * 3, [-0.5] * 3],
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+    ),
+    (
+        "clamp with tensor bounds: min == max, ties pass to x",
+        lambda x, low, high: x.clamp(low, high),
+        [[-1.0, 0.5, 2.0], [0.5] * 3, [0.5] * 3],
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+    ),
+    (
+        "clamp with a tensor min: a tie passes to x",
+        lambda x, low: x.clamp(min=low),
+        [[-1.0, 0.5, 2.0], [0.5] * 3],
+        [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]],
+    ),
+    (
+        "clamp with a tensor max: a tie passes to x",
+        lambda x, high: x.clamp(max=high),
+        [[-1.0, 0.5, 2.0], [0.5] * 3],
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+    ),
     ("max ties share evenly", lambda x: x.max(), [[1.0, 3.0, 3.0]], [[0.0, 0.5, 0.5]]),
     (
         "amax ties per row",
