@@ -10,6 +10,7 @@ checked by value at the end of this file.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 import pytest
@@ -251,9 +252,83 @@ CONVENTIONS = [
         [[1.0, 2.0, 3.0]],
         [[1.0, 0.0, 1.0]],
     ),
+    (
+        "std of a constant slice has zero gradient",  # values whose mean is exact
+        lambda x: x.std(dim=1),
+        [[[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]],
+        [[[0.0, 0.0, 0.0], [c / (6 * math.sqrt(7 / 3)) for c in (-4, -1, 5)]]],
+    ),
+    (
+        "std (correction 0) of one element has zero gradient",
+        lambda x: x.std(dim=0, correction=0),
+        [[[1.5, -2.0]]],
+        [[[0.0, 0.0]]],
+    ),
+    (
+        "2-norm of a zero vector has zero gradient",
+        lambda x: x.norm(dim=1),
+        [[[0.0, 0.0], [3.0, 4.0]]],
+        [[[0.0, 0.0], [0.6, 0.8]]],
+    ),
+    (
+        "1-norm at zero: sign(0) = 0",
+        lambda x: x.norm(1),
+        [[0.0, -2.0, 3.0]],
+        [[0.0, -1.0, 1.0]],
+    ),
+    (
+        "3-norm of a zero vector has zero gradient",
+        lambda x: x.norm(3, dim=0),
+        [[[0.0], [0.0]]],
+        [[[0.0], [0.0]]],
+    ),
+    (
+        "inf-norm ties share evenly",
+        lambda x: x.norm(float("inf")),
+        [[[3.0, 1.0], [3.0, -3.0]]],
+        [[[1 / 3, 0.0], [1 / 3, -1 / 3]]],
+    ),
+    (
+        "-inf-norm of a zero vector has zero gradient",
+        lambda x: x.norm(-float("inf"), dim=1),
+        [[[0.0, 2.0], [-1.0, 3.0]]],
+        [[[0.0, 0.0], [-1.0, 0.0]]],
+    ),
+    ("0-norm has zero gradient", lambda x: x.norm(0), [[0.0, 2.0, -1.0]], [[0.0, 0.0, 0.0]]),
+    (
+        "setitem: each repeated write of a value gets the gradient (PyTorch's rule)",
+        lambda x, v: _written(x, np.array([0, 2, 0]), v),
+        [[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0]],
+        [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0]],
+    ),
+    (
+        "setitem: a broadcast value written twice to one place counts twice (PyTorch's rule)",
+        lambda x, v: _written(x, np.array([0, 2, 0]), v),
+        [[0.0, 0.0, 0.0, 0.0], 3.0],
+        [[0.0, 1.0, 0.0, 1.0], 3.0],
+    ),
+    (
+        "gather: repeated indices accumulate",
+        lambda x: x.gather(0, tg.tensor([1, 1, 0, 1])),
+        [[5.0, 6.0, 7.0]],
+        [[1.0, 3.0, 0.0]],
+    ),
+    (
+        "scatter_add: repeated indices each take the gradient",
+        lambda x, src: x.scatter_add(0, tg.tensor([2, 2, 0]), src),
+        [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]],
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]],
+    ),
     ("x * x reuses an input", lambda x: x * x, [[3.0, -1.0]], [[6.0, -2.0]]),
     ("add hands one array to both sides", lambda x: x + x, [[3.0, -1.0]], [[2.0, 2.0]]),
 ]
+
+
+def _written(x, index, value):
+    """A copy of ``x`` with ``value`` written at ``index`` (recorded: setitem)."""
+    out = x.clone()
+    out[index] = value
+    return out
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     linalg,
     linear,
     loss,
+    norm,
     pool,
     reduce,
     shape,

@@ -4,15 +4,22 @@ numbers on either side), pointwise math, clamp, maximum/minimum, where and casts
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 import tensorgrad as tg
+from tensorgrad import ops
+from tensorgrad.core.engine import apply as _apply
 from tests.ops.registry.core import (
     PIECEWISE_LINEAR,
     UNARY_SHAPES,
     ErrorInput,
     OpInfo,
     Sample,
+    Shape,
     away,
     binary_samples,
     broadcast_error,
@@ -227,3 +234,148 @@ register(
         oracle_rtol=1e-6,  # the gradient passes through float32: rounded to about 6e-8
     )
 )
+
+
+# ---- log1p, expm1, erf -------------------------------------------------------------------
+def _tiny(values: list[float]) -> Callable[[np.random.Generator], list[Sample]]:
+    """A sample of values near 0, where log1p and expm1 are more accurate than log and exp."""
+    return lambda rng: [Sample((np.array(values),), desc="tiny")]
+
+
+register(
+    OpInfo(
+        "log1p",
+        lambda x: x.log1p(),
+        np.log1p,
+        unary_samples(
+            lambda r, s: uniform(r, s, -0.7, 2.0), extra=_tiny([1e-12, -3e-9, 5e-17, 0.0])
+        ),
+    )
+)
+register(
+    OpInfo(
+        "expm1",
+        lambda x: tg.expm1(x),
+        np.expm1,
+        unary_samples(lambda r, s: uniform(r, s, -3, 3), extra=_tiny([1e-12, -3e-9, 5e-17, 0.0])),
+    )
+)
+register(
+    OpInfo(
+        "erf",  # gelu's building block (its forward and, recorded, its VJP): no method of its own
+        lambda x: _apply(ops.Erf(), x),
+        lambda x: np.vectorize(math.erf, otypes=[np.float64])(x),
+        unary_samples(lambda r, s: uniform(r, s, -3, 3)),
+    )
+)
+
+
+# ---- clone -------------------------------------------------------------------------------
+register(OpInfo("clone", lambda x: x.clone(), np.copy, unary_samples()))
+
+
+# ---- clamp with tensor bounds ------------------------------------------------------------
+#: (description, shape of x, of min, of max (None: a number or no bound), layouts)
+_CLAMP_TENSOR_CASES: list[tuple[str, Shape, Shape | None, Shape | None, str]] = [
+    ("same", (2, 3), (2, 3), (2, 3), "CCC"),
+    ("0d", (), (), (), "CCC"),
+    ("bcast_bounds", (2, 3), (3,), (2, 1), "CCC"),
+    ("bounds_larger", (3,), (2, 3), (), "CCC"),  # the bounds broadcast x up
+    ("size1", (1,), (1, 1), (1,), "CCC"),
+    ("empty", (0, 3), (3,), (0, 1), "CCC"),
+    ("min_only", (2, 3), (2, 1), None, "CC"),
+    ("max_only", (2, 3), None, (3,), "CC"),
+    ("min_number_max_tensor", (4,), None, (4,), "CC"),
+    ("views", (3, 4), (3, 4), (4,), "TSC"),
+]
+
+
+def _clamp_tensor_samples(rng: np.random.Generator) -> list[Sample]:
+    """x on odd tenths, min on even tenths below 0, max on even tenths above: no ties
+    between x and a bound (kinks), and min < max everywhere."""
+    result = []
+    for desc, sx, slow, shigh, layouts in _CLAMP_TENSOR_CASES:
+
+        def grid(shape: Shape, low: int, high: int, offset: float) -> np.ndarray:
+            jitter = rng.uniform(-0.02, 0.02, shape)
+            return 0.2 * rng.integers(low, high, shape) + offset + jitter
+
+        args = [grid(sx, -8, 8, 0.1)]
+        kwargs: dict[str, Any] = {"which": ""}
+        if slow is not None:
+            args.append(grid(slow, -5, 0, 0.0))
+            kwargs["which"] += "min"
+        if shigh is not None:
+            args.append(grid(shigh, 1, 6, 0.0))
+            kwargs["which"] += "max"
+        if desc == "min_number_max_tensor":
+            kwargs["number"] = -0.5
+        result.append(Sample(tuple(args), kwargs, desc, tuple(layouts)))
+    # min > max: the result is max everywhere (PyTorch's rule), and only max gets a gradient
+    x, low, high = uniform(rng, (2, 3)), np.full(3, 0.5), np.full((2, 1), -0.5)
+    result.append(Sample((x, low, high), {"which": "minmax"}, "min_above_max"))
+    return result
+
+
+def _clamp_tensor(x, *bounds, which, number=None):
+    low = bounds[0] if which.startswith("min") else number
+    high = bounds[-1] if which.endswith("max") else number
+    return x.clamp(low, high)
+
+
+def _clamp_tensor_ref(x, *bounds, which, number=None):
+    low = bounds[0] if which.startswith("min") else number
+    high = bounds[-1] if which.endswith("max") else number
+    out = x if low is None else np.maximum(x, low)
+    return out if high is None else np.minimum(out, high)
+
+
+register(
+    OpInfo(
+        "clamp_tensor_bounds",
+        _clamp_tensor,
+        _clamp_tensor_ref,
+        _clamp_tensor_samples,
+        errors=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(4)),
+                ValueError,
+                r"^clip: operands could not be broadcast together with shapes \(2,3\) \(4,\)",
+                {"which": "min"},
+                "min_does_not_broadcast",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.zeros(3), np.ones((3, 1))),
+                ValueError,
+                r"^clip: operands could not be broadcast together with shapes \(2,3\) \(3,1\)",
+                {"which": "minmax"},
+                "max_does_not_broadcast",
+            ),
+        ),
+        second_order=PIECEWISE_LINEAR,
+    )
+)
+
+
+# ---- casts between the other dtypes ------------------------------------------------------
+register(
+    OpInfo(
+        "astype_float64",  # up from float32 inputs (a no-op on float64 ones): exact
+        lambda x: x.double(),
+        lambda x: x.astype(np.float64),
+        unary_samples(),
+        out_dtype=np.float64,
+    )
+)
+for _name, _dtype in (("long", np.int64), ("int", np.int32), ("bool", np.bool_)):
+    register(
+        OpInfo(
+            f"astype_{_name}",  # to an integer or bool dtype: truncated, no gradient
+            lambda x, name=_name: getattr(x, name)(),
+            lambda x, dtype=_dtype: x.astype(dtype),
+            unary_samples(lambda r, s: uniform(r, s, -4, 4)),
+            differentiable=False,
+            second_order="not differentiable: an integer or bool result",
+            out_dtype=_dtype,
+        )
+    )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorgrad import ops
+from tensorgrad.core.engine import apply as _apply
 from tensorgrad.nn import functional as FC
 from tests.ops.registry.conv import _one_error, _pair
 from tests.ops.registry.core import OpInfo, Sample, distinct, exempt, register, uniform
@@ -214,3 +216,64 @@ exempt(
     "adaptive_avg_pool2d",
 )
 exempt("0-d", "needs a 3-D or 4-D input", "avg_pool2d")
+
+
+# ---- the average pool's adjoint ------------------------------------------------------------
+def _avg_pool_adjoint_ref(grad, input_size, **params):
+    """Aᵀg, with A the average pool of one plane as a matrix, built column by column from
+    the reference pool of unit planes."""
+    h, w = input_size
+    columns = [_avg_pool_ref(np.eye(h * w)[k].reshape(1, 1, h, w), **params) for k in range(h * w)]
+    matrix = np.stack([c.ravel() for c in columns], axis=1)  # (OH·OW, H·W)
+    planes = grad.reshape(-1, matrix.shape[0]) @ matrix
+    return planes.reshape(*grad.shape[:-2], h, w)
+
+
+#: (description, input (N, C, H, W) of the pool, its keyword arguments, layout)
+_ADJOINT_CASES = [
+    ("basic", (2, 2, 4, 4), {"kernel_size": 2}, "C"),
+    ("overlap_pad", (1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1}, "C"),
+    (
+        "pad_not_counted_ceil",
+        (1, 1, 5, 5),
+        {"kernel_size": 2, "ceil_mode": True, "count_include_pad": False},
+        "C",
+    ),
+    ("divisor_override", (1, 2, 4, 5), {"kernel_size": (2, 3), "divisor_override": 4}, "C"),
+    ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
+    ("zero_batch", (0, 2, 4, 4), {"kernel_size": 2}, "C"),
+    ("view", (2, 3, 4, 4), {"kernel_size": 2}, "T"),
+]
+
+
+def _adjoint_params(kwargs: dict) -> dict:
+    """The pool's keyword arguments with every default spelled out, as the op takes them."""
+    k = _pair(kwargs["kernel_size"])
+    return {
+        "kernel_size": k,
+        "stride": _pair(kwargs.get("stride", k)),
+        "padding": _pair(kwargs.get("padding", 0)),
+        "ceil_mode": kwargs.get("ceil_mode", False),
+        "count_include_pad": kwargs.get("count_include_pad", True),
+        "divisor_override": kwargs.get("divisor_override"),
+    }
+
+
+def _adjoint_samples(rng: np.random.Generator) -> list[Sample]:
+    result = []
+    for desc, shape, kwargs, layout in _ADJOINT_CASES:
+        out_shape = _avg_pool_ref(np.zeros(shape), **kwargs).shape
+        params = {"input_size": shape[2:], **_adjoint_params(kwargs)}
+        result.append(Sample((uniform(rng, out_shape),), params, desc, (layout,)))
+    return result
+
+
+register(
+    OpInfo(
+        "avg_pool2d_backward",  # the VJP of avg_pool2d as an op, recorded by create_graph
+        lambda g, **params: _apply(ops.AvgPool2dBackward(**params), g),
+        _avg_pool_adjoint_ref,
+        _adjoint_samples,
+    )
+)
+exempt("0-d", "the gradient of a pooled (N, C, OH, OW) input is 4-D", "avg_pool2d_backward")

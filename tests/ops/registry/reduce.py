@@ -239,3 +239,166 @@ for _name, _np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
 
 
 exempt("non-contiguous", "forward only", "argmax", "argmin")
+
+
+# ---- std ---------------------------------------------------------------------------------
+def _constant_slices(rng: np.random.Generator) -> list[Sample]:
+    """A constant column and a constant matrix: std 0, not differentiable there (its
+    gradient is 0 by PyTorch's convention, tested by value in test_backward.py)."""
+    x = uniform(rng, (3, 4))
+    x[:, 1] = 0.75  # a mean computed exactly: the variance is 0, not a rounding error
+    return [
+        Sample((x,), {"axis": 0, "keepdims": False}, "constant_column", grad=False),
+        Sample((np.full((2, 3), -1.5),), {"axis": None, "keepdims": True}, "constant", grad=False),
+    ]
+
+
+for _correction in (0, 1):
+    register(
+        OpInfo(
+            f"std_correction{_correction}",
+            lambda x, axis, keepdims, correction, **more: x.std(
+                dim=axis, keepdim=keepdims, correction=correction, **more
+            ),
+            lambda x, axis, keepdims, correction: np.std(
+                x, axis=axis, keepdims=keepdims, ddof=correction
+            ),
+            lambda rng, c=_correction: [
+                *reduction_samples(
+                    nan_if=lambda shape, axis: _reduced_size(shape, axis) <= c, correction=c
+                )(rng),
+                *[replace(s, kwargs={**s.kwargs, "correction": c}) for s in _constant_slices(rng)],
+            ],
+            errors=(
+                *_axis_errors("std", correction=_correction),
+                ErrorInput(
+                    (np.ones(3),),
+                    TypeError,
+                    r"^var/std: pass unbiased or correction, not both",
+                    {"axis": 0, "keepdims": False, "correction": _correction, "unbiased": True},
+                    "unbiased_and_correction",
+                ),
+            ),
+        )
+    )
+
+
+# ---- norm --------------------------------------------------------------------------------
+def _norm_values(rng: np.random.Generator, shape: Shape) -> np.ndarray:
+    """Magnitudes distinct (no ties for ±inf) and at least 0.2 from 0 (the kink of |x|)."""
+    magnitudes = 0.2 + np.abs(distinct(rng, shape))
+    return magnitudes * rng.choice([-1.0, 1.0], shape)
+
+
+#: the reduction cases each p runs on (p = 2 runs on all of them)
+_NORM_CASES = ("all", "axis_tuple_keepdims", "axis_neg", "0d", "size1", "transposed", "strided")
+
+
+def _norm_samples(rng: np.random.Generator) -> list[Sample]:
+    inf = float("inf")
+    result = []
+    for p in (2.0, 1.0, 3.0, inf, -inf, 0.0, 0.5):
+        for desc, shape, axis, keepdims, layout in REDUCTION_CASES:
+            if p != 2.0 and desc not in _NORM_CASES:
+                continue
+            kwargs = {"p": p, "axis": axis, "keepdims": keepdims}
+            x = _norm_values(rng, shape)
+            result.append(Sample((x,), kwargs, f"p={p:g}-{desc}", (layout,)))
+        # a zero vector (and a zero row): the norm is 0, where no p-norm with p > 0 is
+        # differentiable; the gradient there is 0 by convention (test_backward.py)
+        zeros = np.zeros((2, 3))
+        zeros[1] = _norm_values(rng, (3,))
+        kwargs = {"p": p, "axis": 1, "keepdims": False}
+        result.append(Sample((zeros,), kwargs, f"p={p:g}-zero_row", grad=p == 0.0))
+    for p in (2.0, 1.0, 0.0, 3.0):  # p > 0 or 0: the norm of nothing is 0
+        kwargs = {"p": p, "axis": 0, "keepdims": False}
+        result.append(Sample((np.zeros((0, 3)),), kwargs, f"p={p:g}-empty_reduced"))
+    return result
+
+
+def _norm_ref(x, p, axis, keepdims):
+    a = np.abs(x)
+    if p == float("inf"):
+        return np.max(a, axis=axis, keepdims=keepdims, initial=0.0)
+    if p == -float("inf"):
+        return np.min(a, axis=axis, keepdims=keepdims)
+    if p == 0:
+        return np.sum(a != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+    return np.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+register(
+    OpInfo(
+        "norm",
+        lambda x, p, axis, keepdims: x.norm(p, dim=axis, keepdim=keepdims),
+        _norm_ref,
+        _norm_samples,
+        errors=(
+            *_axis_errors("norm", p=2.0),
+            ErrorInput(
+                (np.ones(3),),
+                ValueError,
+                r"^norm: p must be a number or 'fro', got 'nuc'",
+                {"p": "nuc", "axis": None, "keepdims": False},
+                "matrix_norm",
+            ),
+            ErrorInput(
+                (np.ones((0, 3)),),
+                RuntimeError,
+                r"^norm: cannot compute the inf norm over no elements",
+                {"p": float("inf"), "axis": 0, "keepdims": False},
+                "inf_of_nothing",
+            ),
+        ),
+    )
+)
+
+
+# ---- cumsum ------------------------------------------------------------------------------
+register(
+    OpInfo(
+        "cumsum",
+        lambda x, dim: x.cumsum(dim),
+        lambda x, dim: np.cumsum(x, axis=dim) if x.ndim else x.copy(),
+        lambda rng: [
+            Sample((uniform(rng, s),), {"dim": d}, desc, (lay,))
+            for desc, s, d, lay in [
+                ("vector", (5,), 0, "C"),
+                ("rows", (2, 3, 4), 1, "C"),
+                ("negative_dim", (2, 3, 4), -1, "C"),
+                ("first", (3, 2), 0, "C"),
+                ("0d", (), 0, "C"),
+                ("0d_negative_dim", (), -1, "C"),
+                ("size1", (1,), 0, "C"),
+                ("size1_axis", (3, 1), 1, "C"),
+                ("empty", (0, 3), 0, "C"),
+                ("empty_other_axis", (0, 3), 1, "C"),
+                ("transposed", (3, 4), 1, "T"),
+                ("strided", (2, 5), 1, "S"),
+            ]
+        ],
+        errors=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                IndexError,
+                r"^cumsum: axis 2 is out of range for a tensor of 2 dimensions",
+                {"dim": 2},
+                "dim_out_of_range",
+            ),
+            ErrorInput(
+                (np.ones(()),),
+                IndexError,
+                r"^cumsum: axis 1 is out of range for a tensor of 1 dimension",
+                {"dim": 1},
+                "dim_of_0d",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)),),
+                TypeError,
+                r"^cumsum: axis must be an int, got None",
+                {"dim": None},
+                "dim_none",
+            ),
+        ),
+    )
+)
