@@ -27,13 +27,25 @@ class Add(Op):
         )
 
 
+def _refuse_bools(name: str, *operands: Any) -> None:
+    """PyTorch refuses ``-`` on bools (NumPy would compute True - uint8 1 as 255)."""
+    for value in operands:
+        if value is True or value is False or getattr(value, "dtype", None) == np.bool_:
+            raise RuntimeError(
+                f"{name}: the `-` operator on a bool tensor is not supported; use `^` or "
+                "logical_xor(), or `~` or logical_not() to invert a mask"
+            )
+
+
 class Sub(Op):
     uses_inputs = False
 
     def forward(self, x, y):
+        _refuse_bools("sub", x, y)
         return x - y
 
     def forward_inplace(self, target, y):
+        _refuse_bools("sub_", target, y)
         np.subtract(target, y, out=target)
 
     def backward(self, grad, out, x, y):
@@ -78,6 +90,7 @@ class Neg(Op):
     uses_inputs = False
 
     def forward(self, x):
+        _refuse_bools("neg", x)
         return -x
 
     def backward(self, grad, out, x):

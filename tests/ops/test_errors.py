@@ -138,3 +138,20 @@ def test_gather_and_scatter_add_refuse_indices_out_of_bounds(bad):
         x.gather(0, index)
     with pytest.raises(RuntimeError, match=rf"^scatter_add: {message}"):
         x.scatter_add(0, index, tg.ones((1, 3), dtype=tg.float64))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda: tg.tensor([True, False]) - tg.tensor([True, True]), id="bool-bool"),
+        pytest.param(lambda: tg.tensor([True]) - tg.tensor([1], dtype=tg.uint8), id="bool-uint8"),
+        pytest.param(lambda: tg.tensor([1, 2]) - True, id="int-True"),
+        pytest.param(lambda: True - tg.tensor([1.5]), id="True-float"),
+        pytest.param(lambda: tg.tensor([1, 2]).sub_(tg.tensor([True, False])), id="in_place"),
+        pytest.param(lambda: -tg.tensor([True]), id="neg"),
+    ],
+)
+def test_subtracting_or_negating_bools_is_refused_as_in_pytorch(call):
+    """PyTorch refuses ``-`` with a bool operand (NumPy computes bool - uint8 as 0 - 1 = 255)."""
+    with pytest.raises(RuntimeError, match=r"^(sub|neg)_?: the `-` operator on a bool tensor"):
+        call()
