@@ -456,6 +456,9 @@ class MathMethods:
         return apply(ops.Cast(dtype), self)
 
     def type_as(self, other: Any) -> Any:
+        """This tensor in ``other``'s dtype (``other`` must be a tensor, as in PyTorch)."""
+        if not isinstance(other, engine.Tensor):
+            raise TypeError(f"type_as: other must be a Tensor, got {type(other).__name__}")
         return self.astype(other.dtype)
 
     def float(self) -> Any:

@@ -52,3 +52,10 @@ def test_clamp_with_tensor_bounds_promotes_as_pytorch():
     assert x.clamp(tg.tensor([2.5] * 3), tg.tensor([7.5] * 3)).dtype == tg.float32
     f32 = tg.tensor([0.5, 3.0])
     assert f32.clamp(tg.tensor([1.0, 1.0], dtype=tg.float64)).dtype == tg.float64
+
+
+@pytest.mark.parametrize("other", [3, 2.5, np.float64, "float64", np.ones(2)])
+def test_type_as_needs_a_tensor(other):
+    with pytest.raises(TypeError, match=r"^type_as: other must be a Tensor, got "):
+        tg.tensor([1, 2]).type_as(other)
+    assert tg.tensor([1, 2]).type_as(tg.tensor([0.5])).dtype == tg.float32
