@@ -355,3 +355,40 @@ def test_clamp_with_bounds_larger_than_the_input_sums_the_gradient_back():
     out.backward(np.ones((2, 3)))
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 2.0])
     np.testing.assert_array_equal(low.grad.numpy(), [[1.0, 0.0, 0.0]] * 2)
+
+
+# ----------------------------------------------------------------------- conventions, one by one
+def test_max_ties_share_the_gradient_evenly():
+    x = leaf([1.0, 3.0, 3.0, 2.0])
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.5, 0.5, 0.0])
+
+
+def test_amin_ties_along_an_axis_share_the_gradient():
+    x = leaf([[1.0, 1.0, 1.0], [0.0, 5.0, 6.0]])
+    x.amin(axis=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]])
+
+
+def test_min_along_a_dim_sends_the_gradient_to_its_index():
+    """PyTorch's ``min(dim)`` returns (values, indices); the gradient goes to the index,
+    the first minimum on ties."""
+    x = leaf([[1.0, 1.0, 1.0], [0.0, 5.0, 6.0]])
+    values, indices = x.min(dim=1)
+    assert indices.tolist() == [0, 0] and indices.dtype == np.int64
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def test_maximum_ties_split_between_inputs():
+    x, y = leaf([1.0, 2.0]), leaf([1.0, 0.0])
+    tg.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.5, 0.0])
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.relu(), lambda t: t.abs()], ids=["relu", "abs"])
+def test_kink_derivative_at_zero_is_zero(fn):
+    x = leaf([0.0, -0.0])
+    fn(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
