@@ -102,10 +102,20 @@ register(
 
 
 # ---- index_add: the scatter behind indexing's VJP ----------------------------------------
+#: the indexing cases index_add runs on: each kind of index once, and the repeats
+_INDEX_ADD_CASES = (
+    "int", "step", "negative_step", "int_ellipsis_none", "empty_slice", "bool_mask_full",
+    "bool_mask_2d", "int_array_repeated", "int_arrays_repeated", "int_array_2d_repeated",
+    "mixed_int_array", "empty_int_array",
+)  # fmt: skip
+
+
 def _index_add_samples(rng: np.random.Generator) -> list[Sample]:
-    """Values of ``x[index]``'s shape for each indexing case, scattered into (4, 5, 3)."""
+    """Values of ``x[index]``'s shape for indexing cases, scattered into (4, 5, 3)."""
     result = []
     for desc, index in INDEX_CASES:
+        if desc not in _INDEX_ADD_CASES:
+            continue
         if isinstance(index, str):
             index = rng.random((4, 5, 3)) < 0.4
         shape = np.zeros((4, 5, 3))[index].shape

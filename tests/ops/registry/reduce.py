@@ -291,7 +291,7 @@ def _norm_values(rng: np.random.Generator, shape: Shape) -> np.ndarray:
 
 
 #: the reduction cases each p runs on (p = 2 runs on all of them)
-_NORM_CASES = ("all", "axis_tuple_keepdims", "axis_neg", "0d", "size1", "transposed", "strided")
+_NORM_CASES = ("axis_tuple_keepdims", "0d", "strided")
 
 
 def _norm_samples(rng: np.random.Generator) -> list[Sample]:
@@ -310,7 +310,7 @@ def _norm_samples(rng: np.random.Generator) -> list[Sample]:
         zeros[1] = _norm_values(rng, (3,))
         kwargs = {"p": p, "axis": 1, "keepdims": False}
         result.append(Sample((zeros,), kwargs, f"p={p:g}-zero_row", grad=p == 0.0))
-    for p in (2.0, 1.0, 0.0, 3.0):  # p > 0 or 0: the norm of nothing is 0
+    for p in (2.0, 0.0):  # p > 0 or 0: the norm of nothing is 0
         kwargs = {"p": p, "axis": 0, "keepdims": False}
         result.append(Sample((np.zeros((0, 3)),), kwargs, f"p={p:g}-empty_reduced"))
     return result
