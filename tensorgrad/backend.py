@@ -154,14 +154,20 @@ def _python_dtype(data: Any) -> np.dtype:
     )
 
 
+def _is_sequence(value: Any) -> bool:
+    """A list, a tuple or an array with dimensions: one level of nesting in tensor data."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
+
+
 def _nested(data: Any) -> tuple[tuple[int, ...], np.dtype]:
-    """The shape and PyTorch dtype of nested lists of numbers, with PyTorch's error for
-    ragged lists (``expected sequence of length 2 at dim 1 (got 1)``). Iterative."""
+    """The shape and PyTorch dtype of nested lists of numbers (or of arrays, NumPy scalars
+    and 0-d tensors, which keep their dtype), with PyTorch's error for ragged lists
+    (``expected sequence of length 2 at dim 1 (got 1)``). Iterative."""
     shape: list[int] = []
     level: list[Any] = [data]
-    while any(isinstance(v, (list, tuple)) for v in level):
+    while any(_is_sequence(v) for v in level):
         dim = len(shape)
-        if not all(isinstance(v, (list, tuple)) for v in level):
+        if not all(_is_sequence(v) for v in level):
             raise ValueError(f"expected a sequence at dim {dim}, got a mix of numbers and lists")
         expected = len(level[0])
         for v in level:
@@ -172,8 +178,13 @@ def _nested(data: Any) -> tuple[tuple[int, ...], np.dtype]:
         shape.append(expected)
         level = [item for v in level for item in v]
     dtype = None
-    for value in level:  # NumPy scalars keep their dtype, Python numbers are weak
-        found = value.dtype if isinstance(value, np.generic) else _python_dtype(value)
+    for value in level:  # NumPy scalars and 0-d tensors keep their dtype; numbers are weak
+        if hasattr(value, "ndim") and hasattr(value, "dtype"):
+            if value.ndim:  # a Tensor with dimensions (arrays were unpacked above)
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            found = as_dtype(value.dtype)
+        else:
+            found = _python_dtype(value)
         dtype = found if dtype is None else _promote(dtype, found)
     return tuple(shape), DEFAULT_FLOAT if dtype is None else dtype
 

@@ -659,19 +659,70 @@ def _scalar_var(op: ops.Var, x: Any) -> Any:
 
 
 def _scalar_std(op: ops.Std, x: Any) -> Any:
+    """sqrt(var), except where the variance is exactly 0 (a constant slice, or one element
+    with correction 0): there the result is 0 with a zero gradient, PyTorch's convention,
+    where sqrt's slope would be 1/0."""
     variance = ops.Var(op.axis, op.keepdims, op.correction)
-    return _objects(np.sqrt(_objects(_scalar_var(variance, x))))
+    var = _objects(_scalar_var(variance, x))
+    return _objects(np.frompyfunc(lambda v: v * 0.0 if v.data == 0 else v.sqrt(), 1, 1)(var))
+
+
+def _data_of(x: Any) -> np.ndarray:
+    """The float values of an object array of Values (and numbers)."""
+    return np.vectorize(lambda v: getattr(v, "data", v), otypes=[float])(x)
+
+
+def _scalar_norm(op: ops.Norm, x: Any) -> Any:
+    """The p-norm from Value operations: max/min of |x| for ±inf, (Σ|x|^p)^(1/p) otherwise.
+    p = 0 (a count) and norms of nothing are constants."""
+    axes, p = op._axes(x), op.p
+    if p == 0 or np.size(x) == 0:
+        return op.forward(_data_of(x))
+    magnitudes = _objects(np.abs(_objects(x)))
+    if abs(p) == math.inf:
+        extreme = np.maximum if p > 0 else np.minimum
+        out = _objects(extreme.reduce(magnitudes, axis=axes, keepdims=True))
+    else:
+        out = _objects(_objects(magnitudes**p).sum(axis=axes, keepdims=True) ** (1 / p))
+    return out if op.keepdims else np.squeeze(out, axis=axes)
 
 
 def _scalar_logsumexp(op: ops.LogSumExp, x: Any) -> Any:
     axes = op._axes(x)
     if np.size(x) == 0:  # nothing to differentiate: the constant result (-inf or empty)
         return op.forward(np.zeros(np.shape(x)))
-    data = np.vectorize(lambda v: getattr(v, "data", v), otypes=[float])(x)
-    shift = data.max(axis=axes, keepdims=True)
+    shift = _data_of(x).max(axis=axes, keepdims=True)
     total = _objects(_objects(np.exp(_objects(x - shift))).sum(axis=axes, keepdims=True))
     out = _objects(np.log(total) + shift)
     return out if op.keepdims else np.squeeze(out, axis=axes)
+
+
+def _element(value: Any) -> Any:
+    """A 0-d object array as its Value: NumPy would store the array itself in an object
+    array's element (``out[()] = value``), not the Value it holds."""
+    return value[()] if _has_values(value) and value.ndim == 0 else value
+
+
+def _scalar_index_add(op: ops.IndexAdd, values: Any) -> Any:
+    result = np.zeros(op.shape, dtype=object)
+    mask = isinstance(op.index, np.ndarray) and op.index.dtype == np.bool_
+    if ops.is_basic_index(op.index) or mask:
+        result[op.index] = _element(values)
+    else:
+        np.add.at(result, op.index, _element(values))
+    return result
+
+
+def _scalar_normalize(op: ops.Normalize, x: Any) -> Any:
+    """(x − mean) / sqrt(var + eps) from Value operations. (The op's own forward would also
+    overwrite the node's ``saved`` statistics, which the tensor engine's backward reads.)"""
+    if np.size(x) == 0:
+        return np.zeros(np.shape(x))
+    x = _objects(x)
+    count = int(np.prod([x.shape[a] for a in op.axes], dtype=np.int64))
+    centered = _objects(x - _objects(x.sum(axis=op.axes, keepdims=True) / count))
+    var = _objects(_objects(centered * centered).sum(axis=op.axes, keepdims=True) / count)
+    return _objects(centered * _objects((var + op.eps) ** -0.5))
 
 
 def _scalar_gelu(op: ops.Gelu, x: Any) -> Any:
@@ -699,13 +750,18 @@ def _scalar_elu(op: ops.Elu, x: Any) -> Any:
 
 #: Scalar-engine forwards for the ops whose own forward cannot run on arrays of ``Value``
 #: (SciPy's erf, ``np.isfinite``, ``np.log1p``, ``conjugate`` inside ``ndarray.var``, a
-#: Value exponent): ``op type -> function(op, *inputs)`` built from Value operations.
+#: Value exponent, ``sqrt``'s slope at 0, a 0-d value stored into an element):
+#: ``op type -> function(op, *inputs)`` built from Value operations.
 SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.Erf: lambda op, x: _elementwise(_erf_value, x),
     ops.Gelu: _scalar_gelu,
     ops.Pow: _scalar_pow,
     ops.Var: _scalar_var,
     ops.Std: _scalar_std,
+    ops.Norm: _scalar_norm,
+    ops.IndexAdd: _scalar_index_add,
+    ops.Normalize: _scalar_normalize,
+    ops.SetItem: lambda op, x, value: op.forward(x, _element(value)),
     ops.Log1p: lambda op, x: np.log(1 + x),
     ops.Expm1: lambda op, x: np.exp(x) - 1,
     ops.LogSumExp: _scalar_logsumexp,

@@ -37,16 +37,16 @@ class MathMethods:
 
     # ----------------------------------------------------------------- pointwise
     def exp(self) -> Any:
-        return apply(ops.Exp(), self)
+        return apply(ops.Exp(), _floating_input(self))
 
     def log(self) -> Any:
-        return apply(ops.Log(), self)
+        return apply(ops.Log(), _floating_input(self))
 
     def log1p(self) -> Any:
-        return apply(ops.Log1p(), self)
+        return apply(ops.Log1p(), _floating_input(self))
 
     def expm1(self) -> Any:
-        return apply(ops.Expm1(), self)
+        return apply(ops.Expm1(), _floating_input(self))
 
     def log2(self) -> Any:
         return self.log() * (1 / math.log(2))
@@ -55,7 +55,7 @@ class MathMethods:
         return self.log() * (1 / math.log(10))
 
     def sqrt(self) -> Any:
-        return apply(ops.Sqrt(), self)
+        return apply(ops.Sqrt(), _floating_input(self))
 
     def rsqrt(self) -> Any:
         return 1 / self.sqrt()
@@ -71,19 +71,19 @@ class MathMethods:
     negative = neg
 
     def sin(self) -> Any:
-        return apply(ops.Sin(), self)
+        return apply(ops.Sin(), _floating_input(self))
 
     def cos(self) -> Any:
-        return apply(ops.Cos(), self)
+        return apply(ops.Cos(), _floating_input(self))
 
     def tan(self) -> Any:
         return self.sin() / self.cos()
 
     def tanh(self) -> Any:
-        return apply(ops.Tanh(), self)
+        return apply(ops.Tanh(), _floating_input(self))
 
     def sigmoid(self) -> Any:
-        return apply(ops.Sigmoid(), self)
+        return apply(ops.Sigmoid(), _floating_input(self))
 
     def relu(self) -> Any:
         return apply(ops.Relu(), self)
@@ -116,6 +116,11 @@ class MathMethods:
         low, high = _bound(min), _bound(max)
         if low is None and high is None:
             raise ValueError("clamp: at least one of min and max must be given")
+        bounds = [_raw(b) for b in (low, high) if b is not None]
+        dtype = backend.result_type(self._data, *bounds)  # PyTorch's: int with 2.5 is float32
+        if dtype != self.dtype or any(getattr(b, "dtype", dtype) != dtype for b in bounds):
+            x, low, high = (engine._cast(v, dtype) for v in (self, low, high))
+            return apply(ops.Clip(), x, low, high)
         return apply(ops.Clip(), self, low, high)
 
     clip = clamp
@@ -451,6 +456,9 @@ class MathMethods:
         return apply(ops.Cast(dtype), self)
 
     def type_as(self, other: Any) -> Any:
+        """This tensor in ``other``'s dtype (``other`` must be a tensor, as in PyTorch)."""
+        if not isinstance(other, engine.Tensor):
+            raise TypeError(f"type_as: other must be a Tensor, got {type(other).__name__}")
         return self.astype(other.dtype)
 
     def float(self) -> Any:
@@ -479,6 +487,12 @@ class MathMethods:
 
 
 # --------------------------------------------------------------------------- helpers
+def _floating_input(x: Any) -> Any:
+    """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
+    which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
+    return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
+
+
 def _raw(value: Any) -> Any:
     return value._data if isinstance(value, engine.Tensor) else value
 

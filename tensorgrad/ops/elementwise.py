@@ -27,13 +27,25 @@ class Add(Op):
         )
 
 
+def _refuse_bools(name: str, *operands: Any) -> None:
+    """PyTorch refuses ``-`` on bools (NumPy would compute True - uint8 1 as 255)."""
+    for value in operands:
+        if value is True or value is False or getattr(value, "dtype", None) == np.bool_:
+            raise RuntimeError(
+                f"{name}: the `-` operator on a bool tensor is not supported; use `^` or "
+                "logical_xor(), or `~` or logical_not() to invert a mask"
+            )
+
+
 class Sub(Op):
     uses_inputs = False
 
     def forward(self, x, y):
+        _refuse_bools("sub", x, y)
         return x - y
 
     def forward_inplace(self, target, y):
+        _refuse_bools("sub_", target, y)
         np.subtract(target, y, out=target)
 
     def backward(self, grad, out, x, y):
@@ -78,6 +90,7 @@ class Neg(Op):
     uses_inputs = False
 
     def forward(self, x):
+        _refuse_bools("neg", x)
         return -x
 
     def backward(self, grad, out, x):
@@ -219,13 +232,12 @@ class Erf(Op):
 
 
 class Clip(Op):
-    """Clamp ``x`` into ``[low, high]``: ``min(max(x, low), high)``; either bound may be None,
-    a number or a tensor.
+    """Clamp ``x`` into ``[low, high]``; either bound may be None, a number or a tensor.
 
-    The gradient goes where that composition sends it, as in PyTorch: to ``x`` where
-    ``low <= x`` and the result of the lower clamp is ``<= high`` (boundaries pass), to
-    ``low`` where it lifted ``x`` and was not cut by ``high``, to ``high`` where it cut. (So
-    where ``low > high`` every output is ``high``, and ``high`` gets the gradient.)
+    PyTorch's gradients: ``x`` gets it where ``low <= x <= high`` (boundaries included),
+    ``low`` where ``x < low``, ``high`` where ``x > high``. With both bounds, as PyTorch:
+    ``low`` only where also ``low < high``, and ``high`` wherever ``high < low`` too (every
+    output is then ``high``).
     """
 
     def forward(self, x, low=None, high=None):
@@ -239,18 +251,22 @@ class Clip(Op):
 
     def backward(self, grad, out, x, low=None, high=None):
         nx, nlow, nhigh = self.needs_input_grad
-        lifted = x if low is None else np.maximum(x, low)  # after the lower clamp
-        kept = None if low is None else x >= low  # x itself passed the lower clamp
-        passed = None if high is None else lifted <= high  # not cut by the upper clamp
-        dx = dlow = dhigh = None
-        if nx:
-            dx = grad * (kept if passed is None else passed if kept is None else kept & passed)
+        above = None if low is None else x >= low
+        below = None if high is None else x <= high
+        inside = below if above is None else (above if below is None else above & below)
+        dlow = dhigh = None
         if nlow:
-            took = np.logical_not(kept) if passed is None else np.logical_not(kept) & passed
-            dlow = sum_to(grad * took, shape_of(low))
+            to_low = np.logical_not(above)
+            dlow = sum_to(grad * (to_low if high is None else to_low & (low < high)), shape_of(low))
         if nhigh:
-            dhigh = sum_to(grad * np.logical_not(passed), shape_of(high))
-        return dx, dlow, dhigh
+            to_high = np.logical_not(below)
+            to_high = to_high if low is None else to_high | (high < low)
+            dhigh = sum_to(grad * to_high, shape_of(high))
+        return (
+            sum_to(grad * inside, shape_of(x)) if nx else None,  # tensor bounds may broadcast x
+            dlow,
+            dhigh,
+        )
 
 
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:

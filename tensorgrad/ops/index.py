@@ -140,8 +140,15 @@ def _full_index(index: np.ndarray, axis: int) -> tuple[Any, ...]:
     return tuple(grid)
 
 
+def _at_least_1d(a: Any) -> Any:
+    """A 0-d array as a 1-element 1-D one: PyTorch's gather and scatter_add treat 0-d inputs,
+    indices and sources as having one dimension of size 1."""
+    return a.reshape(1) if not np.ndim(a) else a
+
+
 def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
-    shape = shape_of(x)
+    """``index`` (already at least 1-D) against ``x``'s shape (a 0-d input counts as (1,))."""
+    shape = shape_of(x) or (1,)
     if index.dtype.kind not in "iu":
         raise TypeError(f"{name}: index must be an integer tensor, got {index.dtype}")
     if index.ndim != len(shape):
@@ -154,10 +161,10 @@ def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
                 f"{name}: index of shape {index.shape} is larger than the input of shape "
                 f"{shape} in dimension {d}"
             )
-    if index.size and (index.min() < -shape[axis] or index.max() >= shape[axis]):
-        raise IndexError(
+    if index.size and (index.min() < 0 or index.max() >= shape[axis]):  # no wrap-around
+        raise RuntimeError(
             f"{name}: index {int(index.max() if index.max() >= shape[axis] else index.min())} "
-            f"is out of range for dimension {axis} of size {shape[axis]}"
+            f"is out of bounds for dimension {axis} with size {shape[axis]}"
         )
 
 
@@ -172,8 +179,9 @@ class Gather(Op):
 
     def forward(self, x):
         self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
-        _check_index(self.name, x, self.axis, self.index)
-        return x[_full_index(self.index, self.axis)]
+        index = _at_least_1d(self.index)
+        _check_index(self.name, x, self.axis, index)
+        return _at_least_1d(x)[_full_index(index, self.axis)].reshape(self.index.shape)
 
     def backward(self, grad, out, x):
         zeros = np.zeros(shape_of(x), dtype=grad.dtype)
@@ -193,16 +201,17 @@ class ScatterAdd(Op):
 
     def forward(self, x, src):
         self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
-        _check_index(self.name, x, self.axis, self.index)
-        if any(i > n for i, n in zip(self.index.shape, shape_of(src))):
+        index, src = _at_least_1d(self.index), _at_least_1d(src)
+        _check_index(self.name, x, self.axis, index)
+        if any(i > n for i, n in zip(index.shape, shape_of(src))):
             raise RuntimeError(
                 f"{self.name}: index of shape {self.index.shape} is larger than src of shape "
                 f"{shape_of(src)}"
             )
-        out = np.array(x, copy=True)
-        picked = src[tuple(slice(n) for n in self.index.shape)]
-        np.add.at(out, _full_index(self.index, self.axis), picked)
-        return out
+        out = _at_least_1d(np.array(x, copy=True))
+        picked = src[tuple(slice(n) for n in index.shape)]
+        np.add.at(out, _full_index(index, self.axis), picked)
+        return out.reshape(shape_of(x))
 
     def backward(self, grad, out, x, src):
         nx, nsrc = self.needs_input_grad
@@ -210,6 +219,6 @@ class ScatterAdd(Op):
         if nsrc:
             dsrc = call(Gather, grad, axis=self.axis, index=self.index)
             if shape_of(dsrc) != shape_of(src):  # src is larger than index: zeros beyond it
-                region = tuple(slice(n) for n in self.index.shape)
+                region = tuple(slice(n) for n in self.index.shape or (1,))
                 dsrc = call(IndexAdd, dsrc, shape=shape_of(src), index=region)
         return (grad if nx else None), dsrc

@@ -102,6 +102,11 @@ class Norm(_Reduction):
 
     def forward(self, x):
         axes, p = self._axes(x), self.p
+        if (p < 0 or p == math.inf) and self._count(x) == 0:
+            raise RuntimeError(
+                f"norm: cannot compute the {p:g} norm over no elements (shape {shape_of(x)}, "
+                f"dim {self.axis}): the max, the min and negative powers have no identity"
+            )
         a = np.abs(x)
         if p == math.inf:
             return a.max(axis=axes, keepdims=self.keepdims, initial=0)

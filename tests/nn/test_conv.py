@@ -2,9 +2,9 @@
 max-pool tie rule, second derivatives through conv2d, the speed tricks on and off (threads,
 chunks, channels-last memory), and the layers' parameters, reprs and state dicts.
 
-The op registry (tests/ops/registry_conv.py) checks every op's forward, VJP, scalar-engine
-replay and errors on tiny shapes; this file covers what needs PyTorch, larger shapes or a
-layer around the op.
+The op registry (tests/ops/registry/conv.py and pool.py) checks every op's forward, VJP,
+scalar-engine replay and errors on tiny shapes; this file covers what needs PyTorch, larger
+shapes or a layer around the op.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 input that PyTorch differentiates), the edge cases (ignored targets, class weights, clamped
 logs, kinks, zero targets), the error types, and the module forms.
 
-The op registry (tests/ops/registry_port.py) checks the same functions against NumPy
+The op registry (tests/ops/registry/pytorch_ports.py) checks the same functions against NumPy
 references, finite differences and the scalar engine; here PyTorch is the reference.
 """
 

@@ -10,6 +10,7 @@ checked by value at the end of this file.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 import pytest
@@ -175,6 +176,30 @@ CONVENTIONS = [
         [[-2.0, -1.0, 0.0, 1.0, 2.0]],
         [[0.0, 1.0, 1.0, 1.0, 0.0]],
     ),
+    (
+        "clamp with tensor bounds: min > max gives max the gradient",
+        lambda x, low, high: x.clamp(low, high),
+        [[-2.0, 0.0, 2.0], [0.5] * 3, [-0.5] * 3],
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
+    ),
+    (
+        "clamp with tensor bounds: min == max, ties pass to x",
+        lambda x, low, high: x.clamp(low, high),
+        [[-1.0, 0.5, 2.0], [0.5] * 3, [0.5] * 3],
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+    ),
+    (
+        "clamp with a tensor min: a tie passes to x",
+        lambda x, low: x.clamp(min=low),
+        [[-1.0, 0.5, 2.0], [0.5] * 3],
+        [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]],
+    ),
+    (
+        "clamp with a tensor max: a tie passes to x",
+        lambda x, high: x.clamp(max=high),
+        [[-1.0, 0.5, 2.0], [0.5] * 3],
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+    ),
     ("max ties share evenly", lambda x: x.max(), [[1.0, 3.0, 3.0]], [[0.0, 0.5, 0.5]]),
     (
         "amax ties per row",
@@ -227,9 +252,83 @@ CONVENTIONS = [
         [[1.0, 2.0, 3.0]],
         [[1.0, 0.0, 1.0]],
     ),
+    (
+        "std of a constant slice has zero gradient",  # values whose mean is exact
+        lambda x: x.std(dim=1),
+        [[[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]],
+        [[[0.0, 0.0, 0.0], [c / (6 * math.sqrt(7 / 3)) for c in (-4, -1, 5)]]],
+    ),
+    (
+        "std (correction 0) of one element has zero gradient",
+        lambda x: x.std(dim=0, correction=0),
+        [[[1.5, -2.0]]],
+        [[[0.0, 0.0]]],
+    ),
+    (
+        "2-norm of a zero vector has zero gradient",
+        lambda x: x.norm(dim=1),
+        [[[0.0, 0.0], [3.0, 4.0]]],
+        [[[0.0, 0.0], [0.6, 0.8]]],
+    ),
+    (
+        "1-norm at zero: sign(0) = 0",
+        lambda x: x.norm(1),
+        [[0.0, -2.0, 3.0]],
+        [[0.0, -1.0, 1.0]],
+    ),
+    (
+        "3-norm of a zero vector has zero gradient",
+        lambda x: x.norm(3, dim=0),
+        [[[0.0], [0.0]]],
+        [[[0.0], [0.0]]],
+    ),
+    (
+        "inf-norm ties share evenly",
+        lambda x: x.norm(float("inf")),
+        [[[3.0, 1.0], [3.0, -3.0]]],
+        [[[1 / 3, 0.0], [1 / 3, -1 / 3]]],
+    ),
+    (
+        "-inf-norm of a zero vector has zero gradient",
+        lambda x: x.norm(-float("inf"), dim=1),
+        [[[0.0, 2.0], [-1.0, 3.0]]],
+        [[[0.0, 0.0], [-1.0, 0.0]]],
+    ),
+    ("0-norm has zero gradient", lambda x: x.norm(0), [[0.0, 2.0, -1.0]], [[0.0, 0.0, 0.0]]),
+    (
+        "setitem: each repeated write of a value gets the gradient (PyTorch's rule)",
+        lambda x, v: _written(x, np.array([0, 2, 0]), v),
+        [[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0]],
+        [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0]],
+    ),
+    (
+        "setitem: a broadcast value written twice to one place counts twice (PyTorch's rule)",
+        lambda x, v: _written(x, np.array([0, 2, 0]), v),
+        [[0.0, 0.0, 0.0, 0.0], 3.0],
+        [[0.0, 1.0, 0.0, 1.0], 3.0],
+    ),
+    (
+        "gather: repeated indices accumulate",
+        lambda x: x.gather(0, tg.tensor([1, 1, 0, 1])),
+        [[5.0, 6.0, 7.0]],
+        [[1.0, 3.0, 0.0]],
+    ),
+    (
+        "scatter_add: repeated indices each take the gradient",
+        lambda x, src: x.scatter_add(0, tg.tensor([2, 2, 0]), src),
+        [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]],
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]],
+    ),
     ("x * x reuses an input", lambda x: x * x, [[3.0, -1.0]], [[6.0, -2.0]]),
     ("add hands one array to both sides", lambda x: x + x, [[3.0, -1.0]], [[2.0, 2.0]]),
 ]
+
+
+def _written(x, index, value):
+    """A copy of ``x`` with ``value`` written at ``index`` (recorded: setitem)."""
+    out = x.clone()
+    out[index] = value
+    return out
 
 
 @pytest.mark.parametrize(
@@ -245,3 +344,51 @@ def test_pow_gradient_for_exponent_is_nan_for_negative_base():
     (x**y).sum().backward()
     assert np.isnan(y.grad.numpy()[0])
     assert x.grad.numpy()[0] == -4.0
+
+
+def test_clamp_with_bounds_larger_than_the_input_sums_the_gradient_back():
+    """A tensor bound may broadcast the input to a larger shape (as in PyTorch): the input's
+    gradient is summed back to its own shape."""
+    x, low = leaf([0.1, 0.5, 0.9]), leaf(np.full((2, 3), 0.4))
+    out = x.clamp(low)
+    assert out.shape == (2, 3)
+    out.backward(np.ones((2, 3)))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 2.0])
+    np.testing.assert_array_equal(low.grad.numpy(), [[1.0, 0.0, 0.0]] * 2)
+
+
+# ----------------------------------------------------------------------- conventions, one by one
+def test_max_ties_share_the_gradient_evenly():
+    x = leaf([1.0, 3.0, 3.0, 2.0])
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.5, 0.5, 0.0])
+
+
+def test_amin_ties_along_an_axis_share_the_gradient():
+    x = leaf([[1.0, 1.0, 1.0], [0.0, 5.0, 6.0]])
+    x.amin(axis=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]])
+
+
+def test_min_along_a_dim_sends_the_gradient_to_its_index():
+    """PyTorch's ``min(dim)`` returns (values, indices); the gradient goes to the index,
+    the first minimum on ties."""
+    x = leaf([[1.0, 1.0, 1.0], [0.0, 5.0, 6.0]])
+    values, indices = x.min(dim=1)
+    assert indices.tolist() == [0, 0] and indices.dtype == np.int64
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def test_maximum_ties_split_between_inputs():
+    x, y = leaf([1.0, 2.0]), leaf([1.0, 0.0])
+    tg.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.5, 0.0])
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.relu(), lambda t: t.abs()], ids=["relu", "abs"])
+def test_kink_derivative_at_zero_is_zero(fn):
+    x = leaf([0.0, -0.0])
+    fn(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])

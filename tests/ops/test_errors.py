@@ -114,3 +114,44 @@ def test_unsqueeze_error_names_the_tensors_own_dimensions():
         IndexError, match=r"^unsqueeze: dimension 4 is out of range for a tensor of 2 "
     ):
         tg.Tensor(np.ones((2, 3))).unsqueeze(4)
+
+
+@pytest.mark.parametrize("p", [float("inf"), -float("inf"), -1.0])
+@pytest.mark.parametrize(("shape", "dim"), [((0,), None), ((0, 3), 0)])
+def test_norm_without_identity_over_no_elements(p, shape, dim):
+    """PyTorch refuses the ±inf and negative norms of nothing (no identity) with a
+    RuntimeError; p > 0 and p = 0 give 0."""
+    x = tg.zeros(shape, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match=rf"^norm: cannot compute the {p:g} norm over no "):
+        x.norm(p, dim)
+    assert np.all(x.norm(2.0, dim).numpy() == 0) and np.all(x.norm(0, dim).numpy() == 0)
+
+
+@pytest.mark.parametrize("bad", [-1, 2], ids=["negative", "too_large"])
+def test_gather_and_scatter_add_refuse_indices_out_of_bounds(bad):
+    """PyTorch's rule: an index outside [0, size) is a RuntimeError, negative ones included
+    (no wrap-around as in NumPy)."""
+    x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    index = tg.tensor([[bad, 0, 1]])
+    message = rf"index {bad} is out of bounds for dimension 0 with size 2"
+    with pytest.raises(RuntimeError, match=rf"^gather: {message}"):
+        x.gather(0, index)
+    with pytest.raises(RuntimeError, match=rf"^scatter_add: {message}"):
+        x.scatter_add(0, index, tg.ones((1, 3), dtype=tg.float64))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda: tg.tensor([True, False]) - tg.tensor([True, True]), id="bool-bool"),
+        pytest.param(lambda: tg.tensor([True]) - tg.tensor([1], dtype=tg.uint8), id="bool-uint8"),
+        pytest.param(lambda: tg.tensor([1, 2]) - True, id="int-True"),
+        pytest.param(lambda: True - tg.tensor([1.5]), id="True-float"),
+        pytest.param(lambda: tg.tensor([1, 2]).sub_(tg.tensor([True, False])), id="in_place"),
+        pytest.param(lambda: -tg.tensor([True]), id="neg"),
+    ],
+)
+def test_subtracting_or_negating_bools_is_refused_as_in_pytorch(call):
+    """PyTorch refuses ``-`` with a bool operand (NumPy computes bool - uint8 as 0 - 1 = 255)."""
+    with pytest.raises(RuntimeError, match=r"^(sub|neg)_?: the `-` operator on a bool tensor"):
+        call()

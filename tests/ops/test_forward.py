@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tests.ops import registry_conv, registry_port
-from tests.ops.registry import REGISTRY, cases, outputs, quiet
+from tests.ops.registry import COVERAGE_EXEMPT, REGISTRY, cases, outputs, quiet
 
 #: float64 results may differ from the reference by rounding (a different but exact formula)
 TOLERANCE = {np.float64: {"rtol": 1e-10, "atol": 1e-12}, np.float32: {"rtol": 1e-5, "atol": 1e-6}}
@@ -54,53 +53,6 @@ def test_forward_and_backward_leave_inputs_unchanged(info, sample):
         np.testing.assert_array_equal(t.numpy(), original)
 
 
-#: entries exempt from a coverage rule, and why
-COVERAGE_EXEMPT = {
-    "0-d": {
-        "matmul": "needs operands of at least 1 dimension (an error input)",
-        "tg_matmul": "an alias of matmul",
-        "swapaxes": "a 0-d tensor has no axes to swap",
-        "split": "a 0-d tensor has no axis to split along",
-        "concatenate": "0-d tensors cannot be concatenated (an error input)",
-        "cat": "an alias of concatenate",
-        "view": "an alias of reshape",
-        "permute": "needs 3 axes; transpose covers 0-d",
-        "cross_entropy": "logits are 2-D (an error input)",
-        "linear": "the weight is 2-D; the input at least 1-D",
-        "linear_nobias": "the weight is 2-D; the input at least 1-D",
-        "linear_chain": "the weights are 2-D; the input at least 1-D",
-        "softmax": "needs an axis (an error input)",
-        "log_softmax": "needs an axis (an error input)",
-        "expand": "alias of broadcast_to",
-    },
-    "empty": {
-        "view": "an alias of reshape",
-        "T": "an alias of transpose",
-        "expand": "an alias of broadcast_to",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-    },
-    "size-1": {
-        "view": "an alias of reshape",
-        "permute": "an alias of transpose",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-        "T": "an alias of transpose",
-    },
-    "non-contiguous": {
-        "permute": "an alias of transpose",
-        "expand": "an alias of broadcast_to",
-        "cat": "an alias of concatenate",
-        "tg_matmul": "an alias of matmul",
-        "argmax": "forward only",
-        "argmin": "forward only",
-    },
-}
-for _registry in (registry_conv, registry_port):
-    for _feature, _exempt in _registry.COVERAGE_EXEMPT.items():
-        COVERAGE_EXEMPT[_feature].update(_exempt)
-
-
 def _has(feature: str, array: np.ndarray) -> bool:
     if feature == "0-d":
         return array.ndim == 0
@@ -126,3 +78,13 @@ def test_registry_covers(feature):
 
 def test_clamp_is_clip():
     assert tg.clamp is tg.clip
+
+
+def test_gather_and_scatter_add_treat_0d_as_one_element():
+    """PyTorch's rule: a 0-d input, index or source counts as one dimension of size 1."""
+    x = tg.tensor(1.5, dtype=tg.float64)
+    assert x.gather(0, tg.tensor(0)).shape == ()
+    np.testing.assert_array_equal(x.gather(0, tg.tensor([0, 0])).numpy(), [1.5, 1.5])
+    np.testing.assert_array_equal(tg.tensor([1.0, 2.0]).gather(0, tg.tensor(1)).numpy(), 2.0)
+    out = x.scatter_add(0, tg.tensor(0), tg.tensor(2.0, dtype=tg.float64))
+    assert out.shape == () and out.item() == 3.5

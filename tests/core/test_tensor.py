@@ -1,4 +1,5 @@
-"""The Tensor's surface: creation, dtypes, attributes, operators and NumPy interoperability."""
+"""The Tensor's surface (``tensorgrad/core/tensor.py``): attributes, operators, in-place
+operations and NumPy interoperability. Making tensors: ``test_creation.py``."""
 
 from __future__ import annotations
 
@@ -6,98 +7,6 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-
-
-# ----------------------------------------------------------------------- creation and dtypes
-@pytest.mark.parametrize(
-    ("data", "dtype"),
-    [
-        (1.5, np.float32),
-        (3, np.int64),
-        ([1, 2, 3], np.int64),
-        ([1, 2.5], np.float32),
-        ([True, 2], np.int64),
-        ([[1.0, 2.0]], np.float32),
-        ([True, False], np.bool_),
-        (np.float64(2.0), np.float64),
-        (np.arange(3, dtype=np.float64), np.float64),
-        (np.arange(3, dtype=np.float32), np.float32),
-        (np.arange(3), np.int64),
-        (np.array([True]), np.bool_),
-    ],
-)
-def test_tensor_dtype_rules(data, dtype):
-    assert tg.tensor(data).dtype == dtype
-
-
-def test_tensor_copies_its_data():
-    array = np.zeros(3)
-    t = tg.tensor(array)
-    array[0] = 1
-    assert t.numpy()[0] == 0
-
-
-def test_explicit_dtype():
-    assert tg.tensor([1, 2], dtype=tg.float64).dtype == np.float64
-    assert tg.tensor([1.7, 2.2], dtype="int64").tolist() == [1, 2]
-
-
-def test_bad_data_is_refused():
-    with pytest.raises(TypeError, match="cannot make a tensor from str"):
-        tg.tensor("abc")
-    with pytest.raises(TypeError, match="not a dtype"):
-        tg.tensor([1.0], dtype="not-a-type")
-    with pytest.raises(TypeError, match=r"tensors hold bool, integer or float data, not object"):
-        tg.tensor(np.array([object()]))
-
-
-@pytest.mark.parametrize(
-    ("make", "shape", "dtype"),
-    [
-        (lambda: tg.zeros(2, 3), (2, 3), np.float32),
-        (lambda: tg.zeros((2, 3)), (2, 3), np.float32),
-        (lambda: tg.ones(4, dtype=tg.float64), (4,), np.float64),
-        (lambda: tg.full((2, 2), 7.0), (2, 2), np.float32),
-        (lambda: tg.zeros_like(tg.ones(3, dtype=tg.int64)), (3,), np.int64),
-        (lambda: tg.ones_like(np.zeros((1, 2))), (1, 2), np.float64),
-        (lambda: tg.arange(5), (5,), np.int64),
-        (lambda: tg.arange(0.0, 1.0, 0.25), (4,), np.float32),
-        (lambda: tg.eye(3), (3, 3), np.float32),
-        (lambda: tg.rand(2, 5), (2, 5), np.float32),
-        (lambda: tg.randn(3, dtype=tg.float64), (3,), np.float64),
-        (lambda: tg.zeros(0, 3), (0, 3), np.float32),
-    ],
-)
-def test_creation_functions(make, shape, dtype):
-    t = make()
-    assert t.shape == shape
-    assert t.dtype == dtype
-
-
-def test_creation_values():
-    np.testing.assert_array_equal(tg.full((2,), 7.0).numpy(), [7.0, 7.0])
-    np.testing.assert_array_equal(tg.eye(2).numpy(), np.eye(2))
-    np.testing.assert_array_equal(tg.arange(1, 7, 2).numpy(), [1, 3, 5])
-    assert tg.rand(1000).numpy().min() >= 0 and tg.rand(1000).numpy().max() < 1
-
-
-def test_manual_seed_makes_random_tensors_repeatable():
-    tg.manual_seed(123)
-    a = tg.randn(5)
-    tg.manual_seed(123)
-    b = tg.randn(5)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
-
-
-def test_bad_shapes_and_steps():
-    with pytest.raises(
-        RuntimeError, match="zeros: trying to create a tensor with negative dimension -1"
-    ):
-        tg.zeros(-1)
-    with pytest.raises(RuntimeError, match="step must be nonzero"):
-        tg.arange(0, 5, 0)
-    with pytest.raises(TypeError, match="randn: dtype must be float32 or float64"):
-        tg.randn(2, dtype=tg.int64)
 
 
 # ----------------------------------------------------------------------- attributes
@@ -277,3 +186,17 @@ def test_squeeze_unsqueeze_flatten():
 def test_where_needs_a_bool_condition():
     with pytest.raises(TypeError, match="where: condition must be a bool tensor"):
         tg.where(tg.ones(2), tg.ones(2), tg.zeros(2))
+
+
+# ----------------------------------------------------------------------- identity and gradients
+def test_tensors_hash_by_identity():
+    a, b = tg.tensor([1.0]), tg.tensor([1.0])
+    assert len({a, b}) == 2
+    assert (a == b).numpy().all()
+
+
+def test_requires_grad_on_integer_tensor():
+    with pytest.raises(
+        RuntimeError, match="only floating-point tensors can require gradients.*int64"
+    ):
+        tg.tensor(np.arange(3), requires_grad=True)

@@ -1,4 +1,4 @@
-"""Registry entries for the ops and functions PyTorch programs use (issue 15): softplus, elu,
+"""Registry entries for the ops and functions ported PyTorch programs use (issue 15): softplus, elu,
 silu, binary cross-entropy of probabilities, cross-entropy and nll_loss with class weights and
 ``ignore_index``, binary cross-entropy with logits with ``weight``/``pos_weight``, the L1
 family (l1, smooth L1, Huber) and the KL divergence.
@@ -7,7 +7,8 @@ The references are written from the definitions, not from the ops' formulas: per
 for the weighted losses, ``np.logaddexp`` for softplus, ``exp(x) − 1`` for elu. Samples keep
 away from the kinks (softplus's switch at ``βx = threshold``, elu at 0, the L1 family at
 ``d = 0`` and ``|d| = β``) so central differences never straddle one; the values at kinks and
-at the extremes are compared with PyTorch in tests/nn/test_port_functional.py.
+at the extremes are compared with PyTorch in tests/nn/test_port_losses.py and
+test_port_activations.py.
 """
 
 from __future__ import annotations
@@ -21,18 +22,19 @@ import scipy.special
 from tensorgrad import ops
 from tensorgrad.core.engine import apply as _apply
 from tensorgrad.nn import functional as F
-from tests.ops.registry import (
+from tests.ops.registry.core import (
     BINARY_SHAPES,
     PIECEWISE_LINEAR,
     UNARY_SHAPES,
     ErrorInput,
     OpInfo,
     Sample,
-    _broadcast_error,
     away,
+    exempt,
     register,
     uniform,
 )
+from tests.ops.registry.core import broadcast_error as _broadcast_error
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -608,15 +610,6 @@ def _register_all() -> None:
     )
 
 
-#: exempt from the registry's coverage rules (tests/ops/test_forward.py), and why
-COVERAGE_EXEMPT = {
-    "0-d": {
-        "cross_entropy_weighted": "logits are 2-D",
-        "nll_loss": "input has a class axis: at least 1-D (0-d input is an error input)",
-    },
-    "empty": {},
-    "size-1": {},
-    "non-contiguous": {},
-}
-
 _register_all()
+exempt("0-d", "logits are 2-D", "cross_entropy_weighted")
+exempt("0-d", "input has a class axis: at least 1-D (0-d input is an error input)", "nll_loss")

@@ -1,5 +1,6 @@
-"""Tests of tensorgrad.gradcheck itself: it passes correct gradients, catches wrong ones,
-says where, warns about float32, and leaves parameters exactly as it found them."""
+"""Tests of the gradient checks themselves (``tensorgrad/autograd/checks.py``): they pass
+correct gradients, catch wrong ones, say where, warn about float32, and leave parameters
+exactly as they found them."""
 
 from __future__ import annotations
 

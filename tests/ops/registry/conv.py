@@ -1,9 +1,9 @@
-"""Registry entries for convolution, im2col/col2im, pooling and constant padding.
+"""Registry entries for ``tensorgrad/ops/conv.py``: convolution, im2col/col2im (unfold, fold)
+and constant padding.
 
 The references are written from the definitions with explicit loops over output positions
 (NumPy's ``einsum`` for each window), independent of the ops' im2col, strided views and
-threads. Shapes are tiny: the full Jacobian and the scalar engine see every element. Max
-pooling's samples hold distinct values (ties are tested by value in tests/nn/test_conv.py).
+threads. Shapes are tiny: the full Jacobian and the scalar engine see every element.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.nn import functional as FC
-from tests.ops.registry import ErrorInput, OpInfo, Sample, distinct, register, uniform
+from tests.ops.registry.core import ErrorInput, OpInfo, Sample, exempt, register, uniform
 
 
 # --------------------------------------------------------------------------- references
@@ -105,74 +105,6 @@ def _fold_ref(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out[0] if unbatched else out
 
 
-def _pool_length(size, k, s, p, d, ceil_mode):
-    span = size + 2 * p - d * (k - 1) - 1
-    length = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (length - 1) * s >= size + p:
-        length -= 1
-    return length
-
-
-def _max_pool_ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    unbatched = x.ndim == 3
-    x = x[None] if unbatched else x
-    k = _pair(kernel_size)
-    s = k if stride is None else _pair(stride)
-    p, d = _pair(padding), _pair(dilation)
-    oh, ow = (_pool_length(x.shape[2 + a], k[a], s[a], p[a], d[a], ceil_mode) for a in (0, 1))
-    out = np.full((*x.shape[:2], oh, ow), -np.inf)
-    for i in range(oh):
-        for j in range(ow):
-            for a in range(k[0]):
-                for b in range(k[1]):
-                    h, w = i * s[0] - p[0] + a * d[0], j * s[1] - p[1] + b * d[1]
-                    if 0 <= h < x.shape[2] and 0 <= w < x.shape[3]:
-                        out[:, :, i, j] = np.maximum(out[:, :, i, j], x[:, :, h, w])
-    return out[0] if unbatched else out
-
-
-def _avg_pool_ref(
-    x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-    divisor_override=None,
-):  # fmt: skip
-    unbatched = x.ndim == 3
-    x = x[None] if unbatched else x
-    k = _pair(kernel_size)
-    s = k if stride is None else _pair(stride)
-    p = _pair(padding)
-    height, width = x.shape[2:]
-    oh, ow = (_pool_length(x.shape[2 + a], k[a], s[a], p[a], 1, ceil_mode) for a in (0, 1))
-    out = np.zeros((*x.shape[:2], oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            h0, w0 = i * s[0] - p[0], j * s[1] - p[1]
-            h1, w1 = min(h0 + k[0], height + p[0]), min(w0 + k[1], width + p[1])
-            size = (h1 - h0) * (w1 - w0)
-            h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, height), min(w1, width)
-            total = x[:, :, h0:h1, w0:w1].sum(axis=(2, 3))
-            if divisor_override is not None:
-                divisor = divisor_override
-            else:
-                divisor = size if count_include_pad else (h1 - h0) * (w1 - w0)
-            out[:, :, i, j] = total / divisor
-    return out[0] if unbatched else out
-
-
-def _adaptive_ref(x, output_size):
-    unbatched = x.ndim == 3
-    x = x[None] if unbatched else x
-    sizes = _pair(output_size) if output_size is not None else (None, None)
-    oh, ow = (x.shape[2 + a] if sizes[a] is None else sizes[a] for a in (0, 1))
-    height, width = x.shape[2:]
-    out = np.zeros((*x.shape[:2], oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            h0, h1 = (i * height) // oh, -(-((i + 1) * height) // oh)
-            w0, w1 = (j * width) // ow, -(-((j + 1) * width) // ow)
-            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
-    return out[0] if unbatched else out
-
-
 def _pad_ref(x, pad, value=None):
     value = 0.0 if value is None else value
     if not pad:
@@ -254,78 +186,6 @@ def _window_samples(rng: np.random.Generator, fold: bool) -> list[Sample]:
         else:
             result.append(Sample((uniform(rng, shape),), kwargs, desc, (layout,)))
     return result
-
-
-def _max_pool_samples(rng: np.random.Generator) -> list[Sample]:
-    cases = [
-        ("basic", (2, 2, 4, 4), {"kernel_size": 2}, "C"),
-        ("tiny", (1, 1, 3, 3), {"kernel_size": 2, "stride": 1}, "C"),
-        ("overlap_pad", (1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1}, "C"),
-        ("ceil_mode", (1, 1, 5, 5), {"kernel_size": 2, "ceil_mode": True}, "C"),
-        (
-            "ceil_pad",
-            (1, 1, 5, 6),
-            {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
-            "C",
-        ),
-        ("dilation", (1, 2, 6, 5), {"kernel_size": (2, 3), "dilation": (2, 1), "stride": 1}, "C"),
-        ("non_square", (2, 1, 3, 7), {"kernel_size": (1, 3), "stride": (1, 2)}, "C"),
-        ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
-        ("zero_batch", (0, 2, 4, 4), {"kernel_size": 2}, "C"),
-        ("unbatched", (2, 4, 3), {"kernel_size": 2, "stride": 1}, "C"),
-        ("view", (2, 3, 4, 4), {"kernel_size": 2}, "T"),
-    ]
-    return [Sample((distinct(rng, shape),), kw, desc, (lay,)) for desc, shape, kw, lay in cases]
-
-
-def _avg_pool_samples(rng: np.random.Generator) -> list[Sample]:
-    cases = [
-        ("basic", (2, 2, 4, 4), {"kernel_size": 2}, "C"),
-        ("tiny", (1, 1, 3, 3), {"kernel_size": 2, "stride": 1}, "C"),
-        ("pad_counted", (1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1}, "C"),
-        (
-            "pad_not_counted",
-            (1, 2, 5, 4),
-            {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
-            "C",
-        ),
-        (
-            "ceil_mode",
-            (1, 1, 5, 6),
-            {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
-            "C",
-        ),
-        (
-            "ceil_not_counted",
-            (1, 1, 5, 5),
-            {"kernel_size": 2, "ceil_mode": True, "count_include_pad": False},
-            "C",
-        ),
-        ("divisor_override", (1, 2, 4, 5), {"kernel_size": (2, 3), "divisor_override": 4}, "C"),
-        ("size1", (1, 1, 1, 1), {"kernel_size": 1}, "C"),
-        ("zero_batch", (0, 2, 4, 4), {"kernel_size": 2}, "C"),
-        ("unbatched", (2, 4, 3), {"kernel_size": 2, "stride": 1}, "C"),
-        ("view", (2, 3, 4, 4), {"kernel_size": 2}, "S"),
-    ]
-    return [Sample((uniform(rng, shape),), kw, desc, (lay,)) for desc, shape, kw, lay in cases]
-
-
-def _adaptive_samples(rng: np.random.Generator) -> list[Sample]:
-    cases = [
-        ("even", (2, 2, 4, 6), 2, "C"),
-        ("uneven", (1, 2, 5, 7), (3, 4), "C"),
-        ("global", (2, 3, 3, 2), 1, "C"),
-        ("none_keeps", (1, 1, 4, 5), (None, 2), "C"),
-        ("larger", (1, 1, 2, 3), (3, 5), "C"),
-        ("size1", (1, 1, 1, 1), 1, "C"),
-        ("zero_batch", (0, 2, 4, 4), 2, "C"),
-        ("unbatched", (2, 5, 4), 3, "C"),
-        ("view", (2, 2, 5, 4), (2, 3), "T"),
-    ]
-    return [
-        Sample((uniform(rng, shape),), {"output_size": size}, desc, (layout,))
-        for desc, shape, size, layout in cases
-    ]
 
 
 def _pad_samples(rng: np.random.Generator) -> list[Sample]:
@@ -440,38 +300,6 @@ _FOLD_ERRORS = (
                output_size=3, kernel_size=3),
 )  # fmt: skip
 
-_MAX_POOL_ERRORS = (
-    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: padding \(2, 2\) must be at most half "
-               r"of kernel_size \(2, 2\)", "padding_too_large", kernel_size=2, padding=2),
-    _one_error((1, 1, 1, 1), ValueError, r"^max_pool2d: input of shape \(1, 1, 1, 1\) gives an "
-               r"output of spatial size \(0, 0\)", "too_small", kernel_size=2),
-    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: stride must be positive, got \(0, 0\)",
-               "stride_zero", kernel_size=2, stride=0),
-    _one_error((1, 1, 5, 5), ValueError, r"^max_pool2d: dilation must be positive, got \(0, 0\)",
-               "dilation_zero", kernel_size=2, dilation=0),
-    _one_error((5, 5), ValueError, r"^max_pool2d: expected a 3-D \(unbatched\) or 4-D "
-               r"\(N, C, H, W\) input, got shape \(5, 5\)", "ndim", kernel_size=2),
-    _one_error((1, 0, 4, 4), ValueError, r"^max_pool2d: input of shape \(1, 0, 4, 4\) has no "
-               r"channels", "no_channels", kernel_size=2),
-)  # fmt: skip
-
-_AVG_POOL_ERRORS = (
-    _one_error((1, 1, 5, 5), ValueError, r"^avg_pool2d: padding \(2, 2\) must be at most half "
-               r"of kernel_size \(3, 3\)", "padding_too_large", kernel_size=3, padding=2),
-    _one_error((1, 1, 5, 5), ValueError, r"^avg_pool2d: divisor_override must not be zero",
-               "divisor_zero", kernel_size=2, divisor_override=0),
-    _one_error((1, 1, 5, 5), TypeError, r"^avg_pool2d: kernel_size must be an int or a tuple of "
-               r"2 ints, got 2.5", "kernel_float", kernel_size=2.5),
-)  # fmt: skip
-
-_ADAPTIVE_ERRORS = (
-    _one_error((1, 1, 0, 5), ValueError, r"^adaptive_avg_pool2d: input of shape \(1, 1, 0, 5\) "
-               r"is empty in a non-batch dimension", "empty_plane", output_size=2),
-    _one_error((5, 5), ValueError, r"^adaptive_avg_pool2d: expected a 3-D \(unbatched\) or 4-D",
-               "ndim", output_size=2),
-    _one_error((1, 1, 4, 4), ValueError, r"^adaptive_avg_pool2d: output_size must hold "
-               r"non-negative ints or None, got -1", "negative", output_size=-1),
-)  # fmt: skip
 
 _PAD_ERRORS = (
     _one_error((2, 3), ValueError, r"^pad: padding length must be divisible by 2, got 1",
@@ -488,60 +316,35 @@ _PAD_ERRORS = (
 
 
 # --------------------------------------------------------------------------- the entries
-def _register_all() -> None:
-    register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
-    register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
-    register(
-        OpInfo(
-            "unfold",
-            FC.unfold,
-            _unfold_ref,
-            lambda rng: _window_samples(rng, fold=False),
-            errors=_UNFOLD_ERRORS,
-        )
+register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
+register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
+register(
+    OpInfo(
+        "unfold",
+        FC.unfold,
+        _unfold_ref,
+        lambda rng: _window_samples(rng, fold=False),
+        errors=_UNFOLD_ERRORS,
     )
-    register(
-        OpInfo(
-            "fold",
-            FC.fold,
-            _fold_ref,
-            lambda rng: _window_samples(rng, fold=True),
-            errors=_FOLD_ERRORS,
-        )
+)
+register(
+    OpInfo(
+        "fold",
+        FC.fold,
+        _fold_ref,
+        lambda rng: _window_samples(rng, fold=True),
+        errors=_FOLD_ERRORS,
     )
-    register(
-        OpInfo(
-            "max_pool2d", FC.max_pool2d, _max_pool_ref, _max_pool_samples, errors=_MAX_POOL_ERRORS
-        )
-    )
-    register(
-        OpInfo(
-            "avg_pool2d", FC.avg_pool2d, _avg_pool_ref, _avg_pool_samples, errors=_AVG_POOL_ERRORS
-        )
-    )
-    register(
-        OpInfo(
-            "adaptive_avg_pool2d",
-            FC.adaptive_avg_pool2d,
-            _adaptive_ref,
-            _adaptive_samples,
-            errors=_ADAPTIVE_ERRORS,
-        )
-    )
-    register(OpInfo("pad", FC.pad, _pad_ref, _pad_samples, errors=_PAD_ERRORS))
+)
+register(OpInfo("pad", FC.pad, _pad_ref, _pad_samples, errors=_PAD_ERRORS))
 
-
-#: exempt from the registry's coverage rules (tests/ops/test_forward.py), and why
-COVERAGE_EXEMPT = {
-    "0-d": {
-        "conv2d": "input and weight have at least 3 dimensions (a 2-D input is an error input)",
-        "conv1d": "input and weight have at least 2 dimensions (a 1-D input is an error input)",
-        "unfold": "needs a 3-D or 4-D input (a 2-D input is an error input)",
-        "fold": "needs a 2-D or 3-D input (a 1-D input is an error input)",
-        "max_pool2d": "needs a 3-D or 4-D input (a 2-D input is an error input)",
-        "avg_pool2d": "needs a 3-D or 4-D input",
-        "adaptive_avg_pool2d": "needs a 3-D or 4-D input (a 2-D input is an error input)",
-    },
-}
-
-_register_all()
+exempt(
+    "0-d",
+    "input and weight have at least 3 dimensions (a 2-D input is an error input)",
+    "conv2d",
+)
+exempt(
+    "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d"
+)
+exempt("0-d", "needs a 3-D or 4-D input (a 2-D input is an error input)", "unfold")
+exempt("0-d", "needs a 2-D or 3-D input (a 1-D input is an error input)", "fold")
