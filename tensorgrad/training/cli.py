@@ -156,7 +156,11 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     setting("--hidden", "hidden layer widths, e.g. 512,256, or none", type=_hidden)
     setting("--dropout", "dropout after each hidden layer", type=_fraction)
     setting("--epochs", "passes over the training set", type=_positive_int)
-    setting("--batch-size", "samples per step", type=_positive_int)
+    setting(
+        "--batch-size",
+        "samples per step; under mpiexec -n K, over all K ranks (K must divide it)",
+        type=_positive_int,
+    )
     setting("--optimizer", "the optimizer", choices=OPTIMIZERS)
     setting("--lr", "peak learning rate (one-cycle)", type=_positive_float)
     setting("--weight-decay", "weight decay", type=_nonnegative_float)
@@ -283,7 +287,12 @@ def _run_train(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not world.is_main:
         _quiet(args.parser)
-    status = _train_in(world, args)
+    try:
+        status = _train_in(world, args)
+    except BaseException:
+        if world.size == 1:  # a usage error, Ctrl-C twice: no process group is left behind
+            world.close()
+        raise  # several ranks: they end at exit (or abort on an uncaught error, as they must)
     world.close()
     return status
 

@@ -515,8 +515,9 @@ def _first_signal(signals: Iterable[float]) -> int | None:
 
 
 ANOMALY_NEEDS_ONE_PROCESS = (
-    "--detect-anomaly runs on one process: resume the run's checkpoint without mpiexec "
-    "(tensorgrad train --resume FILE --detect-anomaly), on the same global batches"
+    "--detect-anomaly needs one process: run without mpiexec (to find the NaN of a "
+    "data-parallel run, resume its checkpoint on one process: tensorgrad train --resume FILE "
+    "--detect-anomaly; it trains on the same global batches)"
 )
 
 

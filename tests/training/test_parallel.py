@@ -138,6 +138,14 @@ def test_the_command_in_one_process_leaves_no_process_group(tmp_path):
     assert "data-parallel" not in output and not dist.is_initialized()
 
 
+def test_a_usage_error_found_after_the_group_started_leaves_no_process_group(tmp_path, capsys):
+    same = str(tmp_path / "m.npz")
+    with pytest.raises(SystemExit) as info:
+        cli.main([*ARGS, "--save", same, "--checkpoint", same])  # found by _plan, after join
+    assert info.value.code == 2 and "name one file" in capsys.readouterr().err
+    assert not dist.is_initialized()
+
+
 def test_a_one_process_checkpoint_says_nothing_of_ranks(tmp_path):
     path = tmp_path / "c.npz"
     train(Recipe(dataset="digits", hidden=(8,), epochs=1), out=io.StringIO(), progress=False,
