@@ -526,14 +526,18 @@ def _world_notes(saved: ckpt.Saved, world: World) -> list[str]:
     before, now = saved.world_size, world.size
     if before == now:
         return []
-    ranks = lambda n: f"{n} rank{'s' if n > 1 else ''}"  # noqa: E731
+
+    def ranks(n: int) -> str:
+        return f"{n} rank{'s' if n > 1 else ''}"
+
     note = (
         f"resuming on {ranks(now)} a run checkpointed on {ranks(before)}: the same global "
         f"batches of {saved.recipe.batch_size} and the same state, so the result is the "
         "unbroken run's up to floating-point rounding"
     )
-    if now > before:
-        note += f"; ranks {before} to {now - 1} draw their dropout masks from new random streams"
+    if now > before and saved.recipe.dropout > 0:
+        new = f"rank {before} draws its" if now - before == 1 else f"ranks {before}-{now - 1} draw"
+        note += f"; {new} dropout masks from a new random stream"
     return [note]
 
 
