@@ -27,6 +27,7 @@ from tensorgrad.serialization import CheckpointError
 from tensorgrad.training import Recipe, train
 from tensorgrad.training import checkpoint as ckpt
 from tensorgrad.training.parallel import SINGLE_PROCESS, World, join, share, split_problem
+from tensorgrad.training.report import matplotlib_missing
 from tests.distributed import launch
 
 WORKER = Path(__file__).with_name("parallel_worker.py")
@@ -250,12 +251,16 @@ def test_a_nan_on_one_rank_stops_every_rank_together_keeping_the_last_checkpoint
 @pytest.mark.slow
 def test_a_batch_of_one_row_leaves_rank_1_nothing_and_still_matches(tmp_path):
     """Batches of 718: 1437 = 2 × 718 + 1, so the last step gives rank 1 no row at all."""
-    argv = [*ARGS, "--batch-size", "718", "--save", str(tmp_path / "two.npz")]
-    result = run_train(tmp_path, argv)
+    argv = [*ARGS, "--batch-size", "718", "--save"]
+    plot = ["--plot", str(tmp_path / "curve.png")] if not matplotlib_missing() else []
+    result = run_train(tmp_path, [*argv, str(tmp_path / "two.npz"), *plot])
     assert result.returncode == 0, result.output
-    status, output = one_process([*argv[:-1], str(tmp_path / "one.npz")])
+    status, output = one_process([*argv, str(tmp_path / "one.npz")])
     assert status == 0, output
     assert_close(weights(tmp_path / "two.npz"), weights(tmp_path / "one.npz"))
+    if plot:  # written by rank 0 alone, which says so once
+        assert result.output.count("saved the training curve") == 1
+        assert (tmp_path / "curve.png").stat().st_size > 0
 
 
 @pytest.mark.slow
