@@ -13,7 +13,7 @@ run computes exactly what it computed before data parallelism existed. A data-pa
   the gradients inside ``backward``; each rank's loss is weighted by its share of the batch
   (:meth:`World.weigh`), so that the average is the gradient of the mean loss over the global
   batch even when the last batch of an epoch does not split evenly.
-* Decisions are taken together: the loss, the counts and the stop flag of every rank travel in
+* Decisions are taken together: the loss, the counts and the stop signal of every rank travel in
   one small exchange per step (:meth:`World.gather`), so a non-finite loss or a SIGINT on any
   rank stops every rank after the same step; a failure before training (data not found, say)
   or while rank 0 writes a file is shared with :meth:`World.agree`.
@@ -101,10 +101,6 @@ class World:
         """Whether ``flag`` is set on some rank (a stop request must stop every rank)."""
         return flag
 
-    def sum(self, values: Sequence[float]) -> list[float]:
-        """Sum per-rank numbers (loss sums, counts) over the ranks."""
-        return list(values)
-
     def gather(self, values: Sequence[float]) -> list[list[float]]:
         """Every rank's ``values``, in rank order (the same list on every rank)."""
         return [list(values)]
@@ -168,9 +164,6 @@ class DataParallelWorld(World):
 
     def any(self, flag: bool) -> bool:
         return any(row[0] for row in self.gather([float(flag)]))
-
-    def sum(self, values: Sequence[float]) -> list[float]:
-        return [float(v) for v in np.sum(self.gather(values), axis=0)]
 
     def gather(self, values: Sequence[float]) -> list[list[float]]:
         from tensorgrad.core.tensor import Tensor
