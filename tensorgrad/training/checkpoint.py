@@ -11,7 +11,11 @@ A checkpoint (``tensorgrad train --checkpoint FILE``) is a ``tg.save`` file hold
 - ``rng``: tensorgrad's global generator (initialisation, dropout) and the loader's
   generator (shuffling), the latter as it was *before* the current epoch's permutation;
 - ``progress``: the epoch in progress, the batches of it already done, the step count, the
-  epoch's running sums and the history of finished epochs.
+  epoch's running sums and the history of finished epochs;
+- from a data-parallel run only: ``world``, the number of ranks that wrote it, and in ``rng``
+  each rank's generator (``ranks``); the rest is the same whatever the number of ranks (the
+  batch size is the global batch), so the checkpoint resumes on any number of ranks that
+  divides it.
 
 Written by ``tg.save`` (atomic, with a checksum), so a crash leaves the previous checkpoint;
 read by :func:`read`, which checks every part before anything is built from it.
@@ -70,11 +74,12 @@ class Saved:
     segment: int
     rng: dict[str, Any]
     progress: Progress
+    world_size: int = 1
 
 
 def capture(run: Any) -> dict[str, Any]:
     """The checkpoint of ``run`` (a :class:`tensorgrad.training.loop.Run`) as it is now."""
-    return {
+    state = {
         "kind": KIND,
         "version": VERSION,
         "recipe": run.recipe.to_dict(),
@@ -87,6 +92,10 @@ def capture(run: Any) -> dict[str, Any]:
         "rng": {"tensorgrad": tg.get_rng_state(), "loader": run.progress.loader_state},
         "progress": dataclasses.asdict(run.progress),
     }
+    if run.world.size > 1:
+        state["world"] = {"size": run.world.size}
+        state["rng"]["ranks"] = list(run.rank_random_states)
+    return state
 
 
 def non_finite_parameter(model: Any) -> str | None:
@@ -158,6 +167,20 @@ def read(path: str) -> Saved:
         path,
         "the model's weights are not arrays or tensors",
     )
+    world = state.get("world", {"size": 1})
+    size = world.get("size") if isinstance(world, dict) else None
+    _need(_is_int(size) and size >= 1, path, "its number of ranks is damaged")
+    ranks = rng.get("ranks")
+    _need(
+        ranks is None
+        or (
+            isinstance(ranks, list)
+            and len(ranks) == size
+            and all(isinstance(r, tg.Tensor) for r in ranks)
+        ),
+        path,
+        "the ranks' random generators' states are damaged",
+    )
     return Saved(
         path=path,
         recipe=recipe,
@@ -170,6 +193,7 @@ def read(path: str) -> Saved:
         segment=scheduler["segment"],
         rng=rng,
         progress=progress,
+        world_size=size,
     )
 
 

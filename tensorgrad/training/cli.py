@@ -4,6 +4,10 @@ Every option is checked before any data is loaded: a bad value or an output path
 be written is a usage error (status 2). Then: 0 when the run finishes, 1 for an error (data
 not found, an unusable checkpoint, a loss that is not finite), 2 for a resume that would
 change the result, 130 / 143 when SIGINT / SIGTERM stopped the run after its checkpoint.
+
+Under an MPI launcher (``mpiexec -n N tensorgrad train ...``) every rank runs this command:
+``train`` starts the process group, ``--batch-size`` is the global batch, and the ranks end
+together with the same status; rank 0 alone prints (errors included) and writes files.
 """
 
 from __future__ import annotations
@@ -152,7 +156,11 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     setting("--hidden", "hidden layer widths, e.g. 512,256, or none", type=_hidden)
     setting("--dropout", "dropout after each hidden layer", type=_fraction)
     setting("--epochs", "passes over the training set", type=_positive_int)
-    setting("--batch-size", "samples per step", type=_positive_int)
+    setting(
+        "--batch-size",
+        "samples per step; under mpiexec -n K, over all K ranks (K must divide it)",
+        type=_positive_int,
+    )
     setting("--optimizer", "the optimizer", choices=OPTIMIZERS)
     setting("--lr", "peak learning rate (one-cycle)", type=_positive_float)
     setting("--weight-decay", "weight decay", type=_nonnegative_float)
@@ -265,25 +273,64 @@ def _plan(args: argparse.Namespace) -> tuple[Recipe, dict[str, Any], Any]:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from tensorgrad.data import DatasetError, DatasetNotFoundError
-    from tensorgrad.serialization import CheckpointError
-    from tensorgrad.training.loop import (
-        ResumeError,
-        TrainingDiverged,
-        TrainingStopped,
-        anomaly_mode,
-        train,
-    )
+    from tensorgrad.training import parallel
+    from tensorgrad.training.loop import anomaly_mode
 
     if args.detect_anomaly:
         try:
             anomaly_mode()
         except RuntimeError as exc:
             args.parser.error(str(exc))
+    try:  # the MPI launcher's ranks, or a world of one (no MPI) without a launcher
+        world = parallel.join()
+    except (RuntimeError, ValueError) as exc:
+        return _fail(str(exc))
+    if not world.is_main:
+        _quiet(args.parser)
+    try:
+        status = _train_in(world, args)
+    except BaseException:
+        if world.size == 1:  # a usage error, Ctrl-C twice: no process group is left behind
+            world.close()
+        raise  # several ranks: they end at exit (or abort on an uncaught error, as they must)
+    world.close()
+    return status
+
+
+def _quiet(parser: argparse.ArgumentParser) -> None:
+    """Usage errors on ranks other than 0: the same status, printed by rank 0 alone."""
+    parser.print_usage = lambda file=None: None  # type: ignore[method-assign]
+    parser.exit = lambda status=0, message=None: sys.exit(status)  # type: ignore[method-assign]
+
+
+def _train_in(world: Any, args: argparse.Namespace) -> int:
+    from tensorgrad.data import DatasetError, DatasetNotFoundError
+    from tensorgrad.serialization import CheckpointError
+    from tensorgrad.training.loop import (
+        ANOMALY_NEEDS_ONE_PROCESS,
+        ResumeError,
+        TrainingDiverged,
+        TrainingStopped,
+        train,
+    )
+    from tensorgrad.training.parallel import PeerFailed, split_problem
+
+    if world.size > 1 and args.detect_anomaly:
+        args.parser.error(ANOMALY_NEEDS_ONE_PROCESS)
+    error = None
     try:
         recipe, outputs, saved = _plan(args)
     except (CheckpointError, OSError) as exc:
-        return _fail(str(exc))
+        error = exc
+    try:
+        world.agree(error)  # a rank that cannot read the checkpoint stops every rank
+    except (CheckpointError, OSError, PeerFailed) as exc:
+        return _fail_in(world, exc)
+    problem = split_problem(recipe.batch_size, world.size)
+    if problem and saved is not None:
+        return _fail_in(world, f"cannot resume {args.resume} on {world.size} ranks: {problem}", 2)
+    if problem:
+        args.parser.error(problem)
     try:
         train(
             recipe,
@@ -294,21 +341,43 @@ def _run_train(args: argparse.Namespace) -> int:
             checkpoint_every=outputs["checkpoint_every"] or 0,
             resume=saved,
             detect_anomaly=args.detect_anomaly,
+            world=world,
         )
     except TrainingStopped as stop:
-        print(
-            f"stopped after step {stop.step}: the checkpoint is {stop.checkpoint}\n"
-            f"resume with: tensorgrad train --resume {stop.checkpoint}",
-            file=sys.stderr,
-        )
+        if world.is_main:
+            how = f"mpiexec -n {world.size} " if world.size > 1 else ""
+            print(
+                f"stopped after step {stop.step}: the checkpoint is {stop.checkpoint}\n"
+                f"resume with: {how}tensorgrad train --resume {stop.checkpoint}",
+                file=sys.stderr,
+            )
+            if world.size > 1:
+                print(
+                    "(or on any number of ranks that divides the global batch of "
+                    f"{recipe.batch_size}, or without mpiexec)",
+                    file=sys.stderr,
+                )
         return stop.exit_status
     except ResumeError as exc:
-        return _fail(str(exc), status=2)
+        return _fail_in(world, exc, status=2)
     except (DatasetNotFoundError, DatasetError, CheckpointError, TrainingDiverged) as exc:
-        return _fail(str(exc))
-    except OSError as exc:  # writing an output failed (disk full, say)
-        return _fail(f"{exc}")
+        return _fail_in(world, exc)
+    except (OSError, PeerFailed) as exc:  # writing an output failed (disk full, say)
+        return _fail_in(world, exc)
     return 0
+
+
+def _fail_in(world: Any, error: BaseException | str, status: int = 1) -> int:
+    """``_fail`` on rank 0 (with what every rank reported, when the ranks agreed on a
+    failure); the other ranks only print an error no rank agreed on, naming their rank."""
+    from tensorgrad.training.loop import TrainingDiverged
+
+    report = getattr(error, "ranks_report", None)
+    if world.is_main:
+        return _fail(report or str(error), status)
+    if report is None and not isinstance(error, (str, TrainingDiverged)):
+        return _fail(f"(rank {world.rank}) {error}", status)
+    return status
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:

@@ -8,11 +8,12 @@ ends the step, writes the checkpoint and stops (see :mod:`tensorgrad.training.si
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
@@ -30,7 +31,7 @@ from tensorgrad.training.models import (
     model_spec,
     segment_of,
 )
-from tensorgrad.training.parallel import SINGLE_PROCESS, World
+from tensorgrad.training.parallel import SINGLE_PROCESS, BatchSplitError, World, split_problem
 from tensorgrad.training.recipe import Recipe, resume_differences
 from tensorgrad.training.report import Reporter, plot_history
 from tensorgrad.training.signals import EXIT_STATUS, GracefulStop
@@ -130,6 +131,12 @@ class Run:
             self.optimizer, recipe.lr, recipe.epochs, self.steps_per_epoch
         )
         self.last_checkpoint_step: int | None = None
+        # data-parallel runs (a world of one changes nothing): the module the step calls
+        # (DDP's wrapper), each rank's dropout stream, and the stop flag agreed at each step
+        self.net = world.wrap(self.model)
+        world.own_random_stream(recipe.seed)
+        self.stop_agreed: int | None = None
+        self.rank_random_states: list[Any] | None = None
 
     # ----------------------------------------------------------------- description
     def model_settings(self) -> dict[str, Any]:
@@ -160,7 +167,17 @@ class Run:
             f"dataset {d.name}: {len(d.x_train)} train / {len(d.x_test)} test, from "
             f"{d.dataset.source}\nmodel {r.model} {shape} ({size:,} parameters), "
             f"{r.optimizer} lr {r.lr} one-cycle, batch {r.batch_size}, {r.epochs} epochs, "
-            f"seed {r.seed}"
+            f"seed {r.seed}" + self._describe_world()
+        )
+
+    def _describe_world(self) -> str:
+        n = self.world.size
+        if n == 1:
+            return ""
+        per_rank = self.recipe.batch_size // n
+        return (
+            f"\ndata-parallel: {n} ranks × {per_rank} = global batch {self.recipe.batch_size} "
+            "(--batch-size is the global batch)"
         )
 
     # ----------------------------------------------------------------- resuming
@@ -178,7 +195,13 @@ class Run:
         self.model.load_state_dict(saved.model)
         self.optimizer.load_state_dict(saved.optimizer)
         self.scheduler.load_state_dict(saved.scheduler)
-        tg.set_rng_state(saved.rng["tensorgrad"])
+        ranks_states = saved.rng.get("ranks")
+        if ranks_states and saved.world_size == self.world.size:
+            tg.set_rng_state(ranks_states[self.world.rank])  # each rank its own stream
+        elif self.world.rank == 0:
+            tg.set_rng_state(saved.rng["tensorgrad"])
+        else:  # a rank the checkpoint's run did not have: a stream of its own, from here on
+            self.world.own_random_stream(self.recipe.seed, progress.step)
         self.loader.generator.bit_generator.state = progress.loader_state
         if self.recipe.epochs > saved.recipe.epochs:
             progress.segments.append(self.recipe.epochs - saved.recipe.epochs)
@@ -190,9 +213,10 @@ class Run:
         """Train until the recipe's last epoch; on a stop request, checkpoint and raise
         :class:`TrainingStopped`."""
         p = self.progress
-        if self._stop_requested(stop) and p.epoch < self.recipe.epochs:  # while starting up
+        signum = self._stop_signal(stop)
+        if signum and p.epoch < self.recipe.epochs:  # a signal while starting up
             self._checkpoint()
-            raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+            raise TrainingStopped(signum, self.outputs["checkpoint"], p.step)
         while p.epoch < self.recipe.epochs:
             self._start_segment_if_due()
             if p.batch == 0:
@@ -201,8 +225,9 @@ class Run:
             self._run_epoch(stop)
             self._finish_epoch()
             self._checkpoint()
-            if self._stop_requested(stop):
-                raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+            signum = self._stop_signal(stop)
+            if signum:
+                raise TrainingStopped(signum, self.outputs["checkpoint"], p.step)
 
     def _start_segment_if_due(self) -> None:
         wanted = segment_of(self.progress.epoch, self.progress.segments)
@@ -229,49 +254,81 @@ class Run:
         started = time.perf_counter()
         try:
             for x, y in self._batches():
-                loss, correct, n = self._step(x, y)
+                loss, correct, n = self._step(x, y, stop)
                 p.loss_sum, p.correct, p.seen = p.loss_sum + loss, p.correct + correct, p.seen + n
                 p.batch += 1
                 p.step += 1
                 bar.update(p.seen, p.loss_sum / max(p.seen, 1))
                 if p.batch == spe:
                     break  # the end of the epoch checkpoints (and stops) after evaluating
-                stopping = self._stop_requested(stop)
+                stopping = self._stop_signal(stop, self.stop_agreed)
                 if stopping or (every and p.step % every == 0):
                     p.seconds += time.perf_counter() - started
                     self._checkpoint()
                     started = time.perf_counter()  # the time spent saving is not training
                 if stopping:
-                    raise TrainingStopped(stop.requested, self.outputs["checkpoint"], p.step)
+                    raise TrainingStopped(stopping, self.outputs["checkpoint"], p.step)
         finally:
             p.seconds += time.perf_counter() - started
             bar.close()
 
-    def _step(self, x: tg.Tensor, y: tg.Tensor) -> tuple[float, int, int]:
-        """One optimizer step on a batch; returns (loss · rows, correct, rows) summed over
-        the ranks. Raises :class:`TrainingDiverged` before stepping on a non-finite loss."""
+    def _step(
+        self, x: tg.Tensor, y: tg.Tensor, stop: GracefulStop | None = None
+    ) -> tuple[float, int, int]:
+        """One optimizer step on a (global) batch; returns (loss · rows, correct, rows) summed
+        over the ranks. Raises :class:`TrainingDiverged` before stepping on a non-finite loss
+        (on every rank together, when any rank's loss is not finite)."""
         self.hooks.before_step(self, x, y)
+        batch_size = len(y)
         if self.world.size > 1:
-            rows = self.world.shard(len(y))
+            rows = self.world.shard(batch_size)
             x, y = x[rows], y[rows]
         self.optimizer.zero_grad()
         if self.anomaly is None:
-            logits = self.model(x)
-            loss = F.cross_entropy(logits, y, label_smoothing=self.recipe.label_smoothing)
+            logits = self.net(x)
+            # an empty share (a last batch smaller than the number of ranks) has a zero loss
+            reduction = "mean" if len(y) else "sum"
+            loss = F.cross_entropy(
+                logits, y, label_smoothing=self.recipe.label_smoothing, reduction=reduction
+            )
             value = loss.item()
-            if not math.isfinite(value):
-                raise self._diverged(f"the loss is {value}", self.progress.step + 1)
-            loss.backward()
+            totals = self._exchange(value, logits, y, stop)
+            self.world.weigh(loss, len(y), batch_size).backward()
         else:
             logits, value = self._anomaly_step(x, y)
+            totals = self._exchange(value, logits, y, stop)
         self.hooks.after_backward(self)
         self.world.average_gradients(self.params)
         self.optimizer.step()
         self.scheduler.step()
+        return totals
+
+    def _exchange(
+        self, value: float, logits: tg.Tensor, y: tg.Tensor, stop: GracefulStop | None
+    ) -> tuple[float, int, int]:
+        """(loss · rows, correct, rows) of this step over all ranks, before its backward: one
+        exchange of every rank's loss, counts and stop flag, so that a loss that is not finite
+        on any rank stops every rank, and a stop request on any rank stops all after this step.
+        """
         n = len(y)
         correct = int((logits._data.argmax(axis=1) == y._data).sum())
-        loss_sum, correct, n = self.world.sum([value * n, correct, n])
-        return loss_sum, int(correct), int(n)
+        step = self.progress.step + 1
+        if self.world.size == 1:
+            if not math.isfinite(value):
+                raise self._diverged(f"the loss is {value}", step)
+            return value * n, correct, n
+        signum = (stop.requested if stop is not None else None) or 0
+        rows = self.world.gather([value, correct, n, signum])
+        bad = [(r, row[0]) for r, row in enumerate(rows) if row[2] and not math.isfinite(row[0])]
+        if bad:
+            where = ", ".join(f"{loss} on rank {rank}" for rank, loss in bad)
+            raise self._diverged(f"the loss is {where}", step)
+        self.stop_agreed = _first_signal(row[3] for row in rows)
+        return (
+            sum(row[0] * row[2] for row in rows),
+            int(sum(row[1] for row in rows)),
+            int(sum(row[2] for row in rows)),
+        )
 
     def _anomaly_step(self, x: tg.Tensor, y: tg.Tensor) -> tuple[tg.Tensor, float]:
         """Forward and backward under ``tg.autograd.detect_anomaly()``: a NaN loss is still
@@ -298,11 +355,12 @@ class Run:
         batch = p.batch + step - p.step  # the step being taken, or the one just taken
         where = f"step {step} (batch {batch} of {self.steps_per_epoch} in epoch {p.epoch + 1})"
         path = self.outputs.get("checkpoint")
+        alone = " on one process (without mpiexec)" if self.world.size > 1 else ""
         if path and self.last_checkpoint_step is not None:
             advice = (
                 f"The last good checkpoint, {path} (after step {self.last_checkpoint_step}), is "
-                f"kept. To find the operation that made it, resume from it with --resume {path} "
-                "--detect-anomaly; to train on, lower --lr."
+                f"kept. To find the operation that made it, resume from it{alone} with --resume "
+                f"{path} --detect-anomaly; to train on, lower --lr."
             )
         else:
             advice = (
@@ -314,8 +372,8 @@ class Run:
     def _finish_epoch(self) -> None:
         p = self.progress
         bad = ckpt.non_finite_parameter(self.model)
-        if bad is not None:
-            raise self._diverged(f"parameter {bad!r} is not finite", p.step)
+        if self.world.any(bad is not None):
+            raise self._diverged(f"parameter {bad or 'of another rank'!r} is not finite", p.step)
         test_loss, test_acc, _ = evaluate_arrays(self.model, self.data.x_test, self.data.y_test)
         row = {
             "epoch": p.epoch + 1,
@@ -334,8 +392,13 @@ class Run:
         p.loader_state = self.loader.generator.bit_generator.state
         p.start_epoch_sums()
 
-    def _stop_requested(self, stop: GracefulStop) -> bool:
-        return self.world.any(stop.requested is not None) and bool(self.outputs.get("checkpoint"))
+    def _stop_signal(self, stop: GracefulStop, agreed: int | None = None) -> int | None:
+        """The signal (SIGINT, SIGTERM) to stop on now, or None to go on: as the ranks
+        ``agreed`` in the step just taken, or else as they agree now (the first rank's that got
+        one; a single process: the one it got)."""
+        if agreed is None:
+            agreed = _first_signal(row[0] for row in self.world.gather([stop.requested or 0]))
+        return agreed if self.outputs.get("checkpoint") else None
 
     def _checkpoint(self) -> None:
         """Write the checkpoint (main process only), unless a parameter is not finite: then
@@ -344,12 +407,19 @@ class Run:
         if not path:
             return
         bad = ckpt.non_finite_parameter(self.model)
-        if bad is not None:
+        if self.world.any(bad is not None):
             raise self._diverged(
-                f"parameter {bad!r} is not finite after its update", self.progress.step
+                f"parameter {bad or 'of another rank'!r} is not finite after its update",
+                self.progress.step,
             )
+        self.rank_random_states = self.world.random_states(tg.get_rng_state())
+        error = None
         if self.world.is_main:
-            ckpt.write(self, path)
+            try:
+                ckpt.write(self, path)
+            except OSError as exc:  # the disk is full, say: every rank stops with it
+                error = exc
+        self.world.agree(error)
         self.last_checkpoint_step = self.progress.step
 
     # ----------------------------------------------------------------- results
@@ -389,28 +459,46 @@ def train(
     result is then the same, bit for bit, as the unbroken run's, and settings that would change
     it raise :class:`ResumeError`. A non-finite loss raises :class:`TrainingDiverged`.
     ``dataset`` replaces ``recipe.dataset`` with data already loaded.
+
+    ``world`` (see :mod:`tensorgrad.training.parallel`) makes this process one rank of a
+    data-parallel run: every rank calls ``train`` with the same arguments, ``recipe.batch_size``
+    is the global batch (it must divide by the number of ranks), and rank 0 alone prints and
+    writes files.
     """
     out = out or sys.stdout
     recipe.check()
     if checkpoint_every and not checkpoint:
         raise ValueError("checkpoint_every needs a checkpoint path")
+    if world.size > 1:
+        problem = split_problem(recipe.batch_size, world.size)
+        if problem:
+            raise BatchSplitError(problem)
+        if detect_anomaly:
+            raise ValueError(ANOMALY_NEEDS_ONE_PROCESS)
     anomaly = anomaly_mode() if detect_anomaly else None
-    saved = ckpt.read(resume) if isinstance(resume, str) else resume
     reporter = Reporter(out, world.is_main, out.isatty() if progress is None else progress)
     notes: list[str] = []
-    if saved is not None:
-        problems, notes = resume_differences(saved.recipe, recipe)
-        if problems:
-            raise ResumeError(saved.path, problems)
-    spec = model_spec(recipe.model)
-    data = load_run_data(recipe, spec, dataset)
-    if data.dataset.notice:
-        reporter.say(f"notice: {data.dataset.notice}")
-    if saved is not None:
-        _check_same_data(saved, data)
+    try:  # what can fail on one rank alone (a file missing on its machine): ranks agree below
+        saved = ckpt.read(resume) if isinstance(resume, str) else resume
+        if saved is not None:
+            problems, notes = resume_differences(saved.recipe, recipe)
+            if problems:
+                raise ResumeError(saved.path, problems)
+        spec = model_spec(recipe.model)
+        data = load_run_data(recipe, spec, dataset)
+        if data.dataset.notice:
+            reporter.say(f"notice: {data.dataset.notice}")
+        if saved is not None:
+            _check_same_data(saved, data)
+            notes += _world_notes(saved, world)
+    except Exception as exc:
+        world.agree(exc)  # raises: this error here, PeerFailed on the other ranks
+        raise
+    world.agree(None)
     outputs = {"save": save, "plot": plot, "checkpoint": checkpoint,
                "checkpoint_every": checkpoint_every}  # fmt: skip
-    with GracefulStop(enabled=bool(checkpoint)) as stop:  # from here on, a signal checkpoints
+    quiet = None if world.is_main else io.StringIO()  # signals are announced by rank 0 only
+    with GracefulStop(enabled=bool(checkpoint), stream=quiet) as stop:  # a signal checkpoints
         run = Run(recipe, data, spec, reporter=reporter, outputs=outputs, world=world,
                   hooks=hooks, anomaly=anomaly)  # fmt: skip
         reporter.say(run.describe())
@@ -419,6 +507,38 @@ def train(
         run.fit(stop)
     _finish(run, save, plot)
     return run.result()
+
+
+def _first_signal(signals: Iterable[float]) -> int | None:
+    """The first signal number of the ranks' (0: none), as an int; None when none got one."""
+    return next((int(s) for s in signals if s), None)
+
+
+ANOMALY_NEEDS_ONE_PROCESS = (
+    "--detect-anomaly needs one process: run without mpiexec (to find the NaN of a "
+    "data-parallel run, resume its checkpoint on one process: tensorgrad train --resume FILE "
+    "--detect-anomaly; it trains on the same global batches)"
+)
+
+
+def _world_notes(saved: ckpt.Saved, world: World) -> list[str]:
+    """What a resume on another number of ranks than the checkpoint's run changes."""
+    before, now = saved.world_size, world.size
+    if before == now:
+        return []
+
+    def ranks(n: int) -> str:
+        return f"{n} rank{'s' if n > 1 else ''}"
+
+    note = (
+        f"resuming on {ranks(now)} a run checkpointed on {ranks(before)}: the same global "
+        f"batches of {saved.recipe.batch_size} and the same state, so the result is the "
+        "unbroken run's up to floating-point rounding"
+    )
+    if now > before and saved.recipe.dropout > 0:
+        new = f"rank {before} draws its" if now - before == 1 else f"ranks {before}-{now - 1} draw"
+        note += f"; {new} dropout masks from a new random stream"
+    return [note]
 
 
 def _check_same_data(saved: ckpt.Saved, data: RunData) -> None:
@@ -460,9 +580,15 @@ def _finish(run: Run, save: str | None, plot: str | None) -> None:
         f"done: test accuracy {100 * final['test_acc']:.2f}% on {run.data.name} after "
         f"{len(history)} epochs, {run.progress.train_seconds:.1f}s of training"
     )
-    if save and run.world.is_main:
-        tg.save({"model": run.model.state_dict(), "config": run.model_config()}, save)
-        run.reporter.say(f"saved the model to {save}")
-    if plot and run.world.is_main:
-        plot_history(history, plot, run.data.name)
-        run.reporter.say(f"saved the training curve to {plot}")
+    error = None
+    if run.world.is_main:
+        try:
+            if save:
+                tg.save({"model": run.model.state_dict(), "config": run.model_config()}, save)
+                run.reporter.say(f"saved the model to {save}")
+            if plot:
+                plot_history(history, plot, run.data.name)
+                run.reporter.say(f"saved the training curve to {plot}")
+        except OSError as exc:
+            error = exc
+    run.world.agree(error)

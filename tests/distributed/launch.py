@@ -1,9 +1,10 @@
-"""Running ``tests/distributed/worker.py`` under ``mpiexec -n 2``, always with a hard timeout,
-and never leaving a process behind.
+"""Running ``tests/distributed/worker.py`` (or another script) under ``mpiexec -n 2``, always
+with a hard timeout, and never leaving a process behind.
 
 ``mpiexec`` (MPICH's Hydra) starts each rank in a session of its own, so killing the
 launcher's process group would not reach them: every rank writes its process id to the output
-folder first, and :func:`run` ends any of them that is still alive when it returns.
+folder first (a file ``pid-<pid>``), and :func:`run` and :meth:`Launch.finish` end any of them
+that is still alive when they return.
 """
 
 from __future__ import annotations
@@ -63,28 +64,78 @@ def run(
 ) -> Result:
     """Run the worker's ``scenarios`` on two ranks; the launcher is stopped after ``timeout``
     seconds (the test then fails: nothing here should ever hang)."""
-    command = [require_mpi(), "-n", str(RANKS), sys.executable, str(WORKER)]
-    command += [",".join(scenarios), str(out)]
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=_environment(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop(process)
-        output, _ = process.communicate()
-        pytest.fail(f"mpiexec still running after {timeout} s (a hang); output:\n{output}")
-    finally:
-        _stop(process)
-        _end_ranks(out)
-    return Result(process.returncode, output, time.perf_counter() - start)
+    return Launch([str(WORKER), ",".join(scenarios), str(out)], out, env).finish(timeout)
+
+
+class Launch:
+    """``mpiexec -n ranks python SCRIPT ARGS...`` (``argv`` is the script and its arguments),
+    started at once, its output (stdout and stderr together) collected by a thread. The
+    script writes ``pid-<pid>`` into ``out`` on every rank, so that :meth:`finish` can end
+    the ranks that outlive the launcher."""
+
+    def __init__(
+        self, argv: list[str], out: Path, env: dict[str, str] | None = None, ranks: int = RANKS
+    ) -> None:
+        import threading
+
+        self.script, self.out = argv[0], out
+        self.start = time.perf_counter()
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [require_mpi(), "-n", str(ranks), sys.executable, *argv],
+            cwd=ROOT,
+            env=_environment(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def read_until(self, text: str, timeout: float) -> str:
+        """The output so far, once it holds ``text`` (the test fails after ``timeout``
+        seconds, or when the launcher ends first)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if text in self.output():
+                return self.output()
+            if self.process.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.02)
+        result = self.finish(1, check=False)
+        pytest.fail(f"no {text!r} in the output after {timeout} s:\n{result.output}")
+
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to the launcher (``mpiexec`` forwards SIGINT and SIGTERM to every
+        rank)."""
+        self.process.send_signal(signum)
+
+    def finish(self, timeout: float, check: bool = True) -> Result:
+        """Wait for the launcher to end (at most ``timeout`` seconds: then the test fails,
+        unless ``check`` is False) and end what is left of the ranks."""
+        hung = False
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            hung = True
+        finally:
+            _stop(self.process)
+            _end_ranks(self.out, self.script)
+        self.reader.join(timeout=10)
+        seconds = time.perf_counter() - self.start
+        if hung and check:
+            pytest.fail(
+                f"mpiexec still running after {timeout} s (a hang); output:\n{self.output()}"
+            )
+        return Result(self.process.returncode, self.output(), seconds)
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -99,14 +150,14 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def _end_ranks(out: Path) -> None:
+def _end_ranks(out: Path, script: str = str(WORKER)) -> None:
     """Kill any rank of this run that outlived the launcher (checked by its command line, so
     a recycled process id is left alone)."""
     for marker in out.glob("pid-*"):
         pid = int(marker.name.rsplit("-", 1)[1])
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(WORKER).encode() not in f.read():
+                if script.encode() not in f.read():
                     continue
             os.kill(pid, signal.SIGKILL)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
