@@ -1,0 +1,143 @@
+"""In-place changes, views and version counters: issue 12's silent wrong gradients, their
+siblings, and PyTorch's behaviour for each (compared where PyTorch is installed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad import nn, optim
+
+
+def leaf(value, dtype=tg.float64):
+    return tg.tensor(np.asarray(value, dtype=dtype), requires_grad=True)
+
+
+def grad_of(t):
+    return None if t.grad is None else t.grad.numpy()
+
+
+# ---------------------------------------------------------------- issue 12, item 1
+def test_optimizer_step_between_forward_and_backward_is_seen_through_a_transpose():
+    w = nn.Parameter(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    x = leaf([[1.0, 1.0]])
+    loss = (x @ w.T).sum()
+    w.grad = np.ones((2, 2))
+    optim.SGD([w], lr=1.0).step()
+    with pytest.raises(RuntimeError, match=r"input 1 of matmul.*modified in place"):
+        loss.backward()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda x: x.detach().mul_(10),
+        lambda x: x.T.mul_(10),
+        lambda x: x[0:2].mul_(10),
+        lambda x: x.reshape(3).mul_(10),
+        lambda x: x.detach()[1:].mul_(10),
+        lambda x: x.detach().T.detach().add_(1),
+        lambda x: x.view(3).__setitem__(0, 5.0),
+    ],
+    ids=["detach", "T", "slice", "reshape", "detach-slice", "detach-T-detach", "view-setitem"],
+)
+def test_in_place_change_through_any_alias_is_seen(change):
+    x = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64)
+    w = leaf([1.0, 2.0, 3.0])
+    loss = (x * w).sum()
+    with tg.no_grad():
+        change(x)
+    with pytest.raises(RuntimeError, match=r"input 0 of mul.*modified in place"):
+        loss.backward()
+
+
+def test_in_place_change_to_a_slice_under_no_grad_is_seen():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    loss = (y * y).sum()
+    with tg.no_grad():
+        y[0:2].mul_(3)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+
+
+def test_in_place_change_to_a_view_of_a_saved_value_is_seen():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    t = x.T  # MatMul saves the transpose; its base is changed in place
+    y = (t @ t).sum()
+    with tg.no_grad():
+        x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_assigning_data_bumps_the_version_of_what_was_saved():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    x.data.mul_(10)  # .data is detached and untracked, as in PyTorch: no error
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [20.0, 40.0])
+
+
+# ---------------------------------------------------------------- issue 12, item 2
+def test_assignment_into_a_plain_tensor_carries_the_gradient():
+    y = leaf(3.0)
+    x = tg.zeros(3, dtype=tg.float64)
+    x[0] = y * 2
+    assert x.requires_grad and not x.is_leaf
+    (x * x).sum().backward()
+    assert y.grad.item() == 24.0
+
+
+def test_assignment_of_a_slice_of_a_graph_tensor():
+    a = leaf([1.0, 2.0, 3.0])
+    x = tg.zeros((2, 3), dtype=tg.float64)
+    x[1, 1:] = a[:2] ** 2
+    x[0] = a
+    (x * x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2 + 4, 4 + 32, 6])
+
+
+# ---------------------------------------------------------------- issue 12, item 21
+def test_retry_after_a_failed_backward_says_why():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    z = (y * y).sum()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="of mul.*modified in place"):
+        z.backward()
+    with pytest.raises(RuntimeError, match="earlier backward through this graph failed") as info:
+        z.backward()
+    assert "second time" not in str(info.value)
+
+
+# ---------------------------------------------------------------- PyTorch's refusals
+def test_in_place_on_a_leaf_that_requires_grad_is_refused():
+    w = leaf([1.0, 2.0])
+    for change in (lambda: w.add_(1), lambda: w.mul_(2), lambda: w.zero_(), lambda: w.fill_(1)):
+        with pytest.raises(RuntimeError, match="a leaf Tensor that requires grad"):
+            change()
+    with pytest.raises(RuntimeError, match="a leaf Tensor that requires grad"):
+        w[0] = 5.0
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])  # nothing half-done
+    assert w._version == 0
+
+
+def test_in_place_on_a_view_of_a_leaf_that_requires_grad_is_refused():
+    w = leaf([[1.0, 2.0], [3.0, 4.0]])
+    for view in (w[0], w.T, w[:, 1], w.reshape(4)):
+        with pytest.raises(RuntimeError, match="a view of a leaf Tensor that requires grad"):
+            view.mul_(2)
+    np.testing.assert_array_equal(w.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_in_place_on_a_leaf_under_no_grad_is_allowed_and_recorded():
+    w = leaf([1.0, 2.0])
+    loss = (w * w).sum()
+    with tg.no_grad():
+        w.sub_(0.5)
+        w[0:1].add_(1)  # a view, also under no_grad
+    np.testing.assert_array_equal(w.numpy(), [1.5, 1.5])
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
