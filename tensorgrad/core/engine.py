@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -353,11 +354,29 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         retained = target._node._retained if target._node is not None else None
         needs = [target.requires_grad, *(isinstance(x, Tensor) and x.requires_grad for x in others)]
         record(op, target, (_stand_in(target, old), *others), [old, *arrays], needs)
+        if op.uses_inputs:
+            _mark_overwritten(op, target, others)
         if retained is not None:
             op._retained = retained
         if view is not None:
             _write_back(target, view)
     return target
+
+
+#: The version counter of an operand that the in-place change it took part in overwrote
+#: (``y.mul_(y)``, ``y.mul_(y[0])``): always newer than any node, so backward refuses to read it.
+_OVERWRITTEN = Version()
+_OVERWRITTEN.tick = sys.maxsize
+
+
+def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
+    """An operand in ``target``'s memory (it shares the version counter) was overwritten by
+    ``op`` itself, after ``op`` read it and before its backward will: mark it stale, as
+    PyTorch's version check does, so that backward raises instead of reading new values."""
+    for i, x in enumerate(others, 1):
+        if isinstance(x, Tensor) and x._versions is target._versions:
+            op._in_versions[i] = _OVERWRITTEN
+            state.latest_change = next(clock)  # newer than op: backward checks its versions
 
 
 def _stand_in(t: Any, data: np.ndarray) -> Any:
