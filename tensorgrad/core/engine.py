@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import backend, ops
+from tensorgrad.grad_mode import enable_grad
 from tensorgrad.grad_mode import state as grad_state
 
 #: The Tensor class, bound by :func:`register_tensor_type` when ``core.tensor`` is imported
@@ -116,7 +117,7 @@ def wrap(data: Any) -> Any:
     t._versions = Version()
     t._view = None
     t._hooks = None
-    t.requires_grad = False
+    t._requires_grad = False
     return t
 
 
@@ -126,7 +127,7 @@ def node_tensor(node: ops.Op, data: Any) -> Any:
     t = wrap(data)
     t._node = node
     t._versions = node._out_versions
-    t.requires_grad = True
+    t._requires_grad = True
     return t
 
 
@@ -240,10 +241,10 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
 
         check_forward(op, out, inputs)
     if grad_state.enabled:
-        needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
+        if state.rebased:
+            refresh_views(inputs)
+        needs = [isinstance(x, Tensor) and x._requires_grad for x in inputs]
         if True in needs:
-            if state.rebased:
-                refresh_views(inputs)
             record(op, out, inputs, arrays, needs)
     return out
 
@@ -267,7 +268,7 @@ def record(op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list) -> None
 
         op._trace = creation_site()
     out._node = op
-    out.requires_grad = True
+    out._requires_grad = True
 
 
 def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
@@ -286,19 +287,28 @@ def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
                 return
 
 
+def refresh(t: Any) -> None:
+    """Bring view ``t`` up to date if its root got a new node (an in-place change to the
+    root or through another view) since the view's own node was made: its node is made
+    again from the root's current one, so gradients see the change (PyTorch regenerates a
+    view's ``grad_fn`` the same way). Every way into the graph goes through here first: an
+    op's inputs, the roots and inputs of backward, ``grad_fn``, ``requires_grad``, hooks."""
+    view = t._view
+    if view is None or view.root._node is view.root_node or not view.grad_mode:
+        return  # up to date, or made under no_grad: not part of the graph
+    with enable_grad():
+        fresh = view.root
+        for view_op in view.ops:
+            fresh = ops.replay(view_op, fresh)
+    t._node, t._requires_grad = fresh._node, fresh._requires_grad
+    view.root_node = view.root._node
+
+
 def refresh_views(inputs: Any) -> None:
-    """Bring views up to date whose root got a new node (an in-place change to the root or
-    through another view) since the view's own node was made: their node is made again
-    from the root's current one, so gradients see the change."""
+    """:func:`refresh` each tensor among ``inputs``."""
     for x in inputs:
-        if isinstance(x, Tensor):
-            view = x._view
-            if view is not None and view.root._node is not view.root_node:
-                fresh = view.root
-                for view_op in view.ops:
-                    fresh = ops.replay(view_op, fresh)
-                x._node, x.requires_grad = fresh._node, fresh.requires_grad
-                view.root_node = view.root._node
+        if isinstance(x, Tensor) and x._view is not None:
+            refresh(x)
 
 
 # --------------------------------------------------------------------------- in place
@@ -319,22 +329,22 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     """
     name = f"{op.name}_"
     view = target._view
+    if grad_state.enabled and state.rebased:
+        refresh_views((target, *others))
     recording = grad_state.enabled and (
-        target.requires_grad or any(isinstance(x, Tensor) and x.requires_grad for x in others)
+        target._requires_grad or any(isinstance(x, Tensor) and x._requires_grad for x in others)
     )
-    if grad_state.enabled and target.requires_grad and target._node is None:
+    if grad_state.enabled and target._requires_grad and target._node is None:
         raise _leaf_error(name, "a leaf Tensor")
     if recording and view is not None:
         root = view.root
-        if root.requires_grad and root._node is None:
+        if root._requires_grad and root._node is None:
             raise _leaf_error(name, "a view of a leaf Tensor")
-        if not view.grad_mode and root.requires_grad:
+        if not view.grad_mode and root._requires_grad:
             raise RuntimeError(
                 f"{name}: a view was created in no_grad mode and is being modified in place "
                 "with grad mode enabled; make the view outside no_grad, or clone() it"
             )
-        if state.rebased:
-            refresh_views((target,))
     arrays = [x._data if isinstance(x, Tensor) else x for x in others]
     old = target._data.copy() if recording and op.uses_inputs else target._data
     try:
@@ -352,7 +362,10 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     if recording:
         state.rebased = True
         retained = target._node._retained if target._node is not None else None
-        needs = [target.requires_grad, *(isinstance(x, Tensor) and x.requires_grad for x in others)]
+        needs = [
+            target._requires_grad,
+            *(isinstance(x, Tensor) and x._requires_grad for x in others),
+        ]
         record(op, target, (_stand_in(target, old), *others), [old, *arrays], needs)
         if op.uses_inputs:
             _mark_overwritten(op, target, others)
@@ -383,7 +396,7 @@ def _stand_in(t: Any, data: np.ndarray) -> Any:
     """A tensor for ``t``'s value before an in-place change: ``t``'s node, and ``data`` (the
     same memory, or a private copy with a counter of its own)."""
     s = wrap(data)
-    s._node, s.requires_grad = t._node, t.requires_grad
+    s._node, s._requires_grad = t._node, t._requires_grad
     if data is t._data:
         s._versions = t._versions
     return s
@@ -395,7 +408,7 @@ def _write_back(target: Any, view: ViewOf) -> None:
     root = view.root
     op = ops.CopyIntoView(view.ops)
     stand_in = _stand_in(root, root._data)
-    record(op, root, (stand_in, target), [root._data, target._data], [root.requires_grad, True])
+    record(op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True])
     view.root_node = root._node
 
 

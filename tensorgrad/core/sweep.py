@@ -158,7 +158,7 @@ def seed(root: Any, gradient: Any, create_graph: bool, caller: str) -> Any:
     """The gradient a root starts with: ones for a one-element root, else ``gradient``."""
     if not isinstance(root, engine.Tensor):
         raise TypeError(f"{caller}: expected a Tensor to differentiate, got {type(root).__name__}")
-    if not root.requires_grad:
+    if not root.requires_grad:  # (which brings a view up to date)
         raise RuntimeError(
             f"{caller}: the tensor does not require grad (no input with requires_grad=True "
             "led to it, or it was computed under no_grad), so there is nothing to differentiate"

@@ -187,3 +187,60 @@ def test_an_element_picked_by_integers_is_a_view():
     y[1].mul_(5)
     y.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 5.0, 1.0])
+
+
+# ---------------------------------------------------------------- views of a changed base
+def _stale_view():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    v = y[0:2]
+    y.mul_(2)  # v's values changed: its node must be made again from y's new one
+    return a, y, v
+
+
+def test_a_view_used_as_the_root_of_backward_sees_its_base_changed():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    v = y[1:2]
+    y.mul_(2)
+    v.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 2.0, 0.0])
+
+
+def test_a_view_given_to_grad_sees_its_base_changed():
+    a, _, v = _stale_view()
+    z = (v * v).sum()
+    (gv,) = tg.autograd.grad(z, v, retain_graph=True)
+    np.testing.assert_array_equal(gv.numpy(), [4.0, 8.0])
+    (ga,) = tg.autograd.grad(z, a)
+    np.testing.assert_array_equal(ga.numpy(), [8.0, 16.0, 0.0])
+
+
+def test_grad_fn_and_is_leaf_of_a_view_follow_its_base():
+    a, y, v = _stale_view()
+    assert v.grad_fn is not None and v.grad_fn is not y.grad_fn
+    x = tg.zeros(3, dtype=tg.float64)
+    w = x[1:]
+    assert w.is_leaf and not w.requires_grad
+    x.copy_(a)  # x now has a graph, and so has its view
+    assert w.requires_grad and not w.is_leaf
+    (w * w).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 4.0, 6.0])
+
+
+def test_retain_grad_on_a_view_after_its_base_changed():
+    a, _, v = _stale_view()
+    v.retain_grad()
+    (v * v).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [4.0, 8.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [8.0, 16.0, 0.0])
+
+
+def test_a_hook_on_a_view_after_its_base_changed_sees_its_gradient():
+    a, _, v = _stale_view()
+    seen = []
+    v.register_hook(lambda g: seen.append(g.numpy().copy()))
+    (v * 3).sum().backward()
+    assert len(seen) == 1
+    np.testing.assert_array_equal(seen[0], [3.0, 3.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [6.0, 6.0, 0.0])
