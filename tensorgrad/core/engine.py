@@ -300,8 +300,17 @@ def refresh(t: Any) -> None:
         fresh = view.root
         for view_op in view.ops:
             fresh = ops.replay(view_op, fresh)
+    _move_retained(t, fresh._node)
     t._node, t._requires_grad = fresh._node, fresh._requires_grad
     view.root_node = view.root._node
+
+
+def _move_retained(t: Any, node: Any) -> None:
+    """``t`` gets ``node`` as its node: if it ``retain_grad()``-ed, its ``.grad`` is from now
+    on the gradient of its new value (PyTorch's rule), not the old one's as well."""
+    old = t._node
+    if old is not None and old._retained is not None and node is not None:
+        node._retained, old._retained = old._retained, None
 
 
 def refresh_views(inputs: Any) -> None:
@@ -361,16 +370,15 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     mark_changed((target,))
     if recording:
         state.rebased = True
-        retained = target._node._retained if target._node is not None else None
+        previous = _stand_in(target, old)
         needs = [
             target._requires_grad,
             *(isinstance(x, Tensor) and x._requires_grad for x in others),
         ]
-        record(op, target, (_stand_in(target, old), *others), [old, *arrays], needs)
+        record(op, target, (previous, *others), [old, *arrays], needs)
         if op.uses_inputs:
             _mark_overwritten(op, target, others)
-        if retained is not None:
-            op._retained = retained
+        _move_retained(previous, op)
         if view is not None:
             _write_back(target, view)
     return target
@@ -404,12 +412,16 @@ def _stand_in(t: Any, data: np.ndarray) -> Any:
 
 def _write_back(target: Any, view: ViewOf) -> None:
     """After an in-place change to ``target``, a view, give its root a ``CopyIntoView`` node:
-    the root with the view's region replaced by ``target``'s new value."""
+    the root with the view's region replaced by ``target``'s new value.
+
+    ``target`` itself is then a view of the root's new value, like every other view of the
+    root: its next use makes its node again from the root's (:func:`refresh`), so that what
+    uses the view afterwards and what uses the root share one path back, as in PyTorch."""
     root = view.root
     op = ops.CopyIntoView(view.ops)
     stand_in = _stand_in(root, root._data)
     record(op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True])
-    view.root_node = root._node
+    _move_retained(stand_in, op)
 
 
 def inplace_setitem(target: Any, index: Any, value: Any) -> None:

@@ -244,3 +244,75 @@ def test_a_hook_on_a_view_after_its_base_changed_sees_its_gradient():
     assert len(seen) == 1
     np.testing.assert_array_equal(seen[0], [3.0, 3.0])
     np.testing.assert_array_equal(a.grad.numpy(), [6.0, 6.0, 0.0])
+
+
+# ---------------------------------------------------------------- retain_grad and hooks
+def test_retain_grad_gives_the_gradient_of_the_new_value_after_an_in_place_change():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    y.retain_grad()
+    y.mul_(2)
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [4.0, 8.0, 12.0])  # 2y, y the new value
+    np.testing.assert_array_equal(a.grad.numpy(), [8.0, 16.0, 24.0])
+
+
+def test_retain_grad_on_a_base_changed_through_a_view():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    y.retain_grad()
+    y[0:2].mul_(2)
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [4.0, 8.0, 6.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [8.0, 16.0, 6.0])
+
+
+def test_retain_grad_on_a_view_changed_in_place_counts_only_its_own_uses():
+    # PyTorch's rule: after the change the view is a view of its base's new value again,
+    # so its gradient comes from what uses the view afterwards, not from uses of the base
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    v = y[0:2]
+    v.retain_grad()
+    v.mul_(2)
+    v.mul_(3)
+    ((y * y).sum() + (v * 10).sum()).backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [10.0, 10.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [6 * 2 * 6 + 60, 12 * 2 * 6 + 60, 6.0])
+
+
+def test_retain_grad_on_a_view_survives_a_change_to_its_base():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    v = y[0:2]
+    v.retain_grad()
+    y.mul_(2)
+    (v * v).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [4.0, 8.0])
+
+
+def test_hooks_before_and_after_an_in_place_change():
+    # a hook registered before sees the gradient of the old value; one registered after,
+    # of the new value (PyTorch's documented rule)
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    before, after = [], []
+    y.register_hook(lambda g: before.append(g.numpy().copy()))
+    y.mul_(2)
+    y.register_hook(lambda g: after.append(g.numpy().copy()))
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(after[0], [4.0, 8.0, 12.0])
+    np.testing.assert_array_equal(before[0], [8.0, 16.0, 24.0])
+
+
+def test_a_hook_on_a_view_changed_in_place_sees_its_own_uses_only():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a * 1
+    v = y[0:2]
+    v.mul_(2)
+    seen = []
+    v.register_hook(lambda g: seen.append(g.numpy().copy()))
+    (g,) = tg.autograd.grad((y * y).sum() + (v * 10).sum(), v, retain_graph=True)
+    np.testing.assert_array_equal(g.numpy(), [10.0, 10.0])
+    np.testing.assert_array_equal(seen[0], [10.0, 10.0])
+    assert type(v.grad_fn).__name__ != "Mul"  # a view of y's new value again
