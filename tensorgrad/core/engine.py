@@ -63,7 +63,9 @@ class Version:
 
 class _State:
     latest_change = 0  #: the tick of the latest in-place change to any tensor
-    rebased = False  #: whether an in-place op has ever given a tensor a new node
+    #: whether views may need a look before use: an in-place op has given a tensor a new
+    #: node, or a view of a tensor that requires grad was made under no_grad
+    rebased = False
     anomaly = False  #: anomaly detection (see ``tensorgrad.autograd.anomaly``)
 
 
@@ -73,12 +75,13 @@ state = _State()
 class ViewOf:
     """What a view tensor is a view of: its ``root`` (a tensor that is not a view), the
     ``ops`` that make the view from the root, the root's node when the view's own node was
-    made, and whether gradients were being recorded when the view was made."""
+    made, whether gradients were being recorded when the view (or the view it was made
+    from) was made, and the memory's version then."""
 
-    __slots__ = ("grad_mode", "ops", "root", "root_node")
+    __slots__ = ("grad_mode", "ops", "root", "root_node", "tick")
 
-    def __init__(self, root: Any, view_ops: tuple, grad_mode: bool) -> None:
-        self.root, self.ops, self.grad_mode = root, view_ops, grad_mode
+    def __init__(self, root: Any, view_ops: tuple, grad_mode: bool, tick: int) -> None:
+        self.root, self.ops, self.grad_mode, self.tick = root, view_ops, grad_mode, tick
         self.root_node = root._node
 
 
@@ -283,19 +286,36 @@ def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
                 if len(inputs) == 1:
                     view = x._view
                     root, chain = (view.root, (*view.ops, op)) if view else (x, (op,))
-                    out._view = ViewOf(root, chain, grad_state.enabled)
+                    grad_mode = grad_state.enabled and (view is None or view.grad_mode)
+                    out._view = ViewOf(root, chain, grad_mode, x._versions.tick)
+                    if not grad_mode and root._requires_grad:
+                        state.rebased = True  # see refresh: it must be looked at
                 return
 
 
-def refresh(t: Any) -> None:
+def refresh(t: Any, strict: bool = True) -> None:
     """Bring view ``t`` up to date if its root got a new node (an in-place change to the
     root or through another view) since the view's own node was made: its node is made
     again from the root's current one, so gradients see the change (PyTorch regenerates a
     view's ``grad_fn`` the same way). Every way into the graph goes through here first: an
-    op's inputs, the roots and inputs of backward, ``grad_fn``, ``requires_grad``, hooks."""
+    op's inputs, the roots and inputs of backward, ``grad_fn``, ``requires_grad``, hooks.
+
+    A view made under no_grad is not part of the graph; once its memory has changed, it
+    cannot be used with grad mode on (``strict``) when its root requires grad, as in
+    PyTorch: whether the change should reach the gradient is ambiguous."""
     view = t._view
-    if view is None or view.root._node is view.root_node or not view.grad_mode:
-        return  # up to date, or made under no_grad: not part of the graph
+    if view is None:
+        return
+    if not view.grad_mode:
+        if strict and view.root._requires_grad and t._versions.tick != view.tick:
+            raise RuntimeError(
+                "a view was created in no_grad mode and its base (or the view) has been "
+                "modified in place since; using it with grad mode enabled is ambiguous and "
+                "refused: make the view outside no_grad, use it under no_grad, or clone() it"
+            )
+        return
+    if view.root._node is view.root_node:
+        return
     with enable_grad():
         fresh = view.root
         for view_op in view.ops:
@@ -340,20 +360,21 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     view = target._view
     if grad_state.enabled and state.rebased:
         refresh_views((target, *others))
-    recording = grad_state.enabled and (
-        target._requires_grad or any(isinstance(x, Tensor) and x._requires_grad for x in others)
-    )
+    others_need = any(isinstance(x, Tensor) and x._requires_grad for x in others)
+    recording = grad_state.enabled and (target._requires_grad or others_need)
+    no_grad_view = view is not None and not view.grad_mode
+    if grad_state.enabled and no_grad_view and (view.root._requires_grad or others_need):
+        raise RuntimeError(
+            f"{name}: a view was created in no_grad mode and is being modified in place "
+            "with grad mode enabled; whether the change should be recorded is ambiguous: "
+            "make the view and the change both under no_grad, or both outside it"
+        )
     if grad_state.enabled and target._requires_grad and target._node is None:
         raise _leaf_error(name, "a leaf Tensor")
     if recording and view is not None:
         root = view.root
         if root._requires_grad and root._node is None:
             raise _leaf_error(name, "a view of a leaf Tensor")
-        if not view.grad_mode and root._requires_grad:
-            raise RuntimeError(
-                f"{name}: a view was created in no_grad mode and is being modified in place "
-                "with grad mode enabled; make the view outside no_grad, or clone() it"
-            )
     arrays = [x._data if isinstance(x, Tensor) else x for x in others]
     old = target._data.copy() if recording and op.uses_inputs else target._data
     try:

@@ -167,7 +167,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         """Whether operations on this tensor are recorded for gradients (set it on a leaf,
         as in PyTorch: ``x.requires_grad = True``)."""
         if self._view is not None:
-            engine.refresh(self)
+            engine.refresh(self, strict=False)
         return self._requires_grad
 
     @requires_grad.setter
@@ -183,7 +183,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def grad_fn(self) -> ops.Op | None:
         """The node (the recorded op) that made this tensor, or None for a leaf."""
         if self._view is not None:
-            engine.refresh(self)
+            engine.refresh(self, strict=False)
         return self._node
 
     @property

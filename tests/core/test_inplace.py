@@ -316,3 +316,72 @@ def test_a_hook_on_a_view_changed_in_place_sees_its_own_uses_only():
     np.testing.assert_array_equal(g.numpy(), [10.0, 10.0])
     np.testing.assert_array_equal(seen[0], [10.0, 10.0])
     assert type(v.grad_fn).__name__ != "Mul"  # a view of y's new value again
+
+
+# ---------------------------------------------------------------- views made under no_grad
+NO_GRAD_VIEW = "view was created in no_grad mode"
+
+
+def test_in_place_on_a_no_grad_view_of_a_leaf_is_refused_with_grad_on():
+    w = leaf([1.0, 2.0, 3.0])
+    with tg.no_grad():
+        v = w[0:2]
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        v.mul_(2)
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0, 3.0])
+    with tg.no_grad():
+        v.mul_(2)  # both under no_grad: fine
+    np.testing.assert_array_equal(w.numpy(), [2.0, 4.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    ("change", "takes_a"),
+    [
+        (lambda v, a: v.mul_(2), False),
+        (lambda v, a: v.copy_(a), True),
+        (lambda v, a: v[0:1].mul_(2), False),  # a view of the no_grad view
+        (lambda v, a: v.T.add_(a), True),
+    ],
+    ids=["mul_", "copy_", "view-of-it", "T"],
+)
+def test_in_place_on_a_no_grad_view_is_refused_when_grad_would_flow(change, takes_a):
+    a = leaf([5.0, 6.0])
+    b = leaf([1.0, 2.0, 3.0])
+    y = b * 1  # the base is in a graph
+    with tg.no_grad():
+        v = y[0:2]
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        change(v, a)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    base = tg.zeros(3, dtype=tg.float64)  # not in a graph: refused only if a would be
+    with tg.no_grad():
+        v = base[0:2]
+    if takes_a:
+        with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+            change(v, a)
+        np.testing.assert_array_equal(base.numpy(), [0.0, 0.0, 0.0])
+    else:
+        change(v, a)
+        assert not base.requires_grad
+
+
+@pytest.mark.parametrize("grad_mode_change", [True, False])
+def test_a_no_grad_view_of_a_changed_base_cannot_be_used_with_grad_on(grad_mode_change):
+    b = leaf([1.0, 2.0, 3.0])
+    y = b * 1
+    with tg.no_grad():
+        v = y[0:2]
+    with tg.enable_grad() if grad_mode_change else tg.no_grad():
+        y.mul_(2)
+    with tg.no_grad():
+        np.testing.assert_array_equal((v * 3).numpy(), [6.0, 12.0])  # fine without grad
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW):
+        v * 3
+
+
+def test_a_no_grad_view_of_an_unchanged_base_is_a_constant():
+    b = leaf([1.0, 2.0, 3.0])
+    with tg.no_grad():
+        v = b[0:2]
+    r = v * 3  # PyTorch says requires_grad=True here, yet no gradient ever flows through it
+    assert not r.requires_grad and not v.requires_grad and v.is_leaf
