@@ -375,6 +375,8 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         root = view.root
         if root._requires_grad and root._node is None:
             raise _leaf_error(name, "a view of a leaf Tensor")
+    if not target._data.flags.writeable:
+        raise _read_only_error(name, target._data)
     arrays = [x._data if isinstance(x, Tensor) else x for x in others]
     old = target._data.copy() if recording and op.uses_inputs else target._data
     try:
@@ -419,6 +421,17 @@ def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
         if isinstance(x, Tensor) and x._versions is target._versions:
             op._in_versions[i] = _OVERWRITTEN
             state.latest_change = next(clock)  # newer than op: backward checks its versions
+
+
+def _read_only_error(name: str, array: np.ndarray) -> RuntimeError:
+    if 0 in array.strides and array.size > 1:
+        return RuntimeError(
+            f"{name}: more than one element of the tensor refers to the same memory (an "
+            "expand()-ed or broadcast tensor), so it cannot be changed in place; clone() it first"
+        )
+    return RuntimeError(
+        f"{name}: the tensor's memory is read-only (it wraps a read-only array); clone() it first"
+    )
 
 
 def _stand_in(t: Any, data: np.ndarray) -> Any:

@@ -385,3 +385,32 @@ def test_a_no_grad_view_of_an_unchanged_base_is_a_constant():
         v = b[0:2]
     r = v * 3  # PyTorch says requires_grad=True here, yet no gradient ever flows through it
     assert not r.requires_grad and not v.requires_grad and v.is_leaf
+
+
+# ---------------------------------------------------------------- memory that cannot be written
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda e: e.mul_(2),
+        lambda e: e.add_(1),
+        lambda e: e.zero_(),
+        lambda e: e.copy_(tg.ones((2, 3))),
+        lambda e: e.__setitem__(0, 1.0),
+    ],
+    ids=["mul_", "add_", "zero_", "copy_", "setitem"],
+)
+def test_in_place_on_an_expanded_tensor_is_refused_as_in_pytorch(change):
+    x = tg.tensor([1.0, 2.0, 3.0])
+    e = x.expand(2, 3)  # both rows are the same memory
+    with pytest.raises(RuntimeError, match=r"expand|clone\(\)"):
+        change(e)
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0, 3.0])
+    assert x._version == 0
+
+
+def test_in_place_on_a_read_only_array_says_so():
+    array = np.array([1.0, 2.0])
+    array.flags.writeable = False
+    t = tg.from_numpy(array)
+    with pytest.raises(RuntimeError, match="read-only"):
+        t.add_(1)
