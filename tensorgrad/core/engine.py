@@ -274,6 +274,29 @@ def record(op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list) -> None
     out._requires_grad = True
 
 
+# --------------------------------------------------------------------------- what is saved
+def reads_input(op: ops.Op, i: int, needs: list) -> bool:
+    """Whether ``op``'s backward reads the value of its input ``i``, given which inputs need
+    a gradient (``needs``): what PyTorch would save. The product rule reads each factor only
+    for the other's gradient (d(xy)/dx = y), so after ``z = y * 3`` a change to ``y`` in
+    place is harmless and not refused; an in-place ``y.mul_(3)`` keeps no copy of ``y``."""
+    if not op.uses_inputs:
+        return False
+    kind = type(op)
+    if kind is ops.Mul or kind is ops.MatMul:
+        return needs[1 - i]
+    if kind is ops.Div and i == 0:  # x / y reads x for y's gradient only; y always
+        return needs[1]
+    return True
+
+
+def reads_output(op: ops.Op, needs: list) -> bool:
+    """Whether ``op``'s backward reads its output: ``x ** y`` only for ``y``'s gradient."""
+    if not op.uses_output:
+        return False
+    return needs[1] if type(op) is ops.Pow else True
+
+
 def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
     """``out`` shares memory with an input: share that input's version counter and, for a
     one-input op (a transpose, a slice), remember how ``out`` is a view of its root."""
@@ -378,7 +401,12 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     if not target._data.flags.writeable:
         raise _read_only_error(name, target._data)
     arrays = [x._data if isinstance(x, Tensor) else x for x in others]
-    old = target._data.copy() if recording and op.uses_inputs else target._data
+    needs = [
+        target._requires_grad,
+        *(isinstance(x, Tensor) and x._requires_grad for x in others),
+    ]
+    # the old value, kept for backward: a copy, as the change overwrites it, if it is read
+    old = target._data.copy() if recording and reads_input(op, 0, needs) else target._data
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -394,10 +422,6 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     if recording:
         state.rebased = True
         previous = _stand_in(target, old)
-        needs = [
-            target._requires_grad,
-            *(isinstance(x, Tensor) and x._requires_grad for x in others),
-        ]
         record(op, target, (previous, *others), [old, *arrays], needs)
         if op.uses_inputs:
             _mark_overwritten(op, target, others)
@@ -418,7 +442,7 @@ def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
     ``op`` itself, after ``op`` read it and before its backward will: mark it stale, as
     PyTorch's version check does, so that backward raises instead of reading new values."""
     for i, x in enumerate(others, 1):
-        if isinstance(x, Tensor) and x._versions is target._versions:
+        if isinstance(x, Tensor) and x._versions is target._versions:  # (if read: see sweep)
             op._in_versions[i] = _OVERWRITTEN
             state.latest_change = next(clock)  # newer than op: backward checks its versions
 

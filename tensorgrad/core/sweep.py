@@ -56,13 +56,14 @@ def _is_free(grad: Any) -> bool:
 
 # --------------------------------------------------------------------------- checks
 def _check_versions(node: Any) -> None:
-    """Refuse to differentiate through values that were changed in place after being saved."""
-    seq = node._seq
+    """Refuse to differentiate through values that were changed in place after being saved
+    (those that the node's backward reads: see ``engine.reads_input``)."""
+    seq, needs = node._seq, node.needs_input_grad
     if node.uses_inputs:
         for i, versions in enumerate(node._in_versions):
-            if versions is not None and versions.tick > seq:
+            if versions is not None and versions.tick > seq and engine.reads_input(node, i, needs):
                 _stale(node, f"input {i}", np.shape(node.inputs[i]))
-    if node.uses_output and node._out_versions.tick > seq:
+    if node._out_versions.tick > seq and engine.reads_output(node, needs):
         _stale(node, "output", np.shape(node._out))
 
 

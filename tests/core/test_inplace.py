@@ -414,3 +414,58 @@ def test_in_place_on_a_read_only_array_says_so():
     t = tg.from_numpy(array)
     with pytest.raises(RuntimeError, match="read-only"):
         t.add_(1)
+
+
+# ---------------------------------------------------------------- what backward reads
+@pytest.mark.parametrize(
+    ("use", "expected"),
+    [
+        (lambda y: y * 3, [3.0, 3.0]),
+        (lambda y: 3 * y, [3.0, 3.0]),
+        (lambda y: y / 4, [0.25, 0.25]),
+        (lambda y: y @ tg.tensor([[1.0], [2.0]], dtype=tg.float64), [1.0, 2.0]),
+        (lambda y: y * tg.tensor([2.0, 5.0], dtype=tg.float64), [2.0, 5.0]),
+    ],
+    ids=["mul", "rmul", "div", "matmul", "mul-constant-tensor"],
+)
+def test_changing_a_value_that_backward_does_not_read_is_no_error(use, expected):
+    # the product rule reads each factor only for the other's gradient: PyTorch computes these
+    a = leaf([1.0, 2.0])
+    y = a * 1
+    z = use(y)
+    y.add_(1)
+    z.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), expected)
+
+
+def test_changing_the_output_of_a_power_with_a_constant_exponent_is_no_error():
+    a = leaf([1.0, 2.0])
+    z = a**2  # the base's gradient 2a reads a, not z
+    z.add_(1)
+    z.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize(
+    "use",
+    [lambda y, b: y * b, lambda y, b: b * y, lambda y, b: 3 / y, lambda y, b: y @ b],
+    ids=["mul", "rmul", "rdiv", "matmul"],
+)
+def test_changing_a_value_that_backward_reads_is_still_an_error(use):
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = a * 1
+    z = use(y, b)  # b needs a gradient, which reads y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        z.sum().backward()
+
+
+def test_an_in_place_product_with_a_constant_keeps_no_copy_and_stays_right():
+    a = leaf([1.0, 2.0])
+    y = a * 1
+    y.mul_(3)
+    y.add_(1)
+    y.mul_(tg.tensor([2.0, -1.0], dtype=tg.float64))
+    assert y.grad_fn.inputs[0] is y.numpy()  # y's old value was not copied: never read
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [6.0, -3.0])
