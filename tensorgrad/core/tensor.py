@@ -77,7 +77,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         self._data = array
         self._grad: Any = None  # see engine.grad_array
         self._node: ops.Op | None = None
-        self._versions = engine.Version()
+        # the same memory as a tensor it was made around (Parameter(t)): the same counter
+        shared = len(data) == 1 and isinstance(data[0], Tensor) and array is data[0]._data
+        self._versions = data[0]._versions if shared else engine.Version()
         self._view: engine.ViewOf | None = None
         self._hooks: list | None = None
         self._requires_grad = False

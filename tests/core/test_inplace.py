@@ -469,3 +469,19 @@ def test_an_in_place_product_with_a_constant_keeps_no_copy_and_stays_right():
     assert y.grad_fn.inputs[0] is y.numpy()  # y's old value was not copied: never read
     y.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [6.0, -3.0])
+
+
+# ---------------------------------------------------------------- tensors sharing memory
+@pytest.mark.parametrize(
+    "share", [tg.Tensor, nn.Parameter, tg.as_tensor], ids=["Tensor", "Parameter", "as_tensor"]
+)
+def test_a_tensor_made_around_another_shares_its_version_counter(share):
+    t = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64)
+    w = leaf([1.0, 1.0, 1.0])
+    loss = (t * w).sum()
+    alias = share(t)  # the same memory
+    assert np.shares_memory(alias.numpy(), t.numpy())
+    with tg.no_grad():
+        alias.mul_(10)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()  # w's gradient would be t's new values
