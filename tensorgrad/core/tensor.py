@@ -232,8 +232,11 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return t
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off from its graph, in place (it becomes a leaf)."""
-        self._node, self._view, self._requires_grad = None, None, False
+        """Cut this tensor off from its graph, in place (it becomes a leaf); not for a view,
+        whose base would still be in the graph (PyTorch refuses it too)."""
+        if self._view is not None:
+            raise RuntimeError("detach_: can't detach views in-place; use detach() instead")
+        self._node, self._requires_grad = None, False
         return self
 
     def clone(self, memory_format: Any = None) -> Tensor:

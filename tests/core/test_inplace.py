@@ -485,3 +485,13 @@ def test_a_tensor_made_around_another_shares_its_version_counter(share):
         alias.mul_(10)
     with pytest.raises(RuntimeError, match="modified in place"):
         loss.backward()  # w's gradient would be t's new values
+
+
+def test_detach_in_place_is_refused_on_a_view():
+    a = leaf([1.0, 2.0, 3.0])
+    v = (a * 1)[0:2]
+    with pytest.raises(RuntimeError, match="detach"):
+        v.detach_()
+    y = a * 2
+    y.detach_()
+    assert y.is_leaf and not y.requires_grad
