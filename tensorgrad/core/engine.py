@@ -448,10 +448,15 @@ def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
 
 
 def _read_only_error(name: str, array: np.ndarray) -> RuntimeError:
-    if 0 in array.strides and array.size > 1:
+    if any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides)):
         return RuntimeError(
             f"{name}: more than one element of the tensor refers to the same memory (an "
             "expand()-ed or broadcast tensor), so it cannot be changed in place; clone() it first"
+        )
+    if 0 in array.strides:
+        return RuntimeError(
+            f"{name}: the tensor is part of an expand()-ed tensor, which is read-only (NumPy's "
+            "broadcast arrays are); change the tensor it was expanded from, or clone() it"
         )
     return RuntimeError(
         f"{name}: the tensor's memory is read-only (it wraps a read-only array); clone() it first"

@@ -495,3 +495,11 @@ def test_detach_in_place_is_refused_on_a_view():
     y = a * 2
     y.detach_()
     assert y.is_leaf and not y.requires_grad
+
+
+def test_in_place_on_a_slice_of_an_expanded_tensor_is_refused_with_a_reason():
+    # PyTorch allows this slice (no two of its elements share memory); NumPy's broadcast
+    # arrays are read-only, so tensorgrad refuses it, saying why
+    e = tg.ones((3, 4)).expand(2, 3, 4)
+    with pytest.raises(RuntimeError, match="part of an expand"):
+        e[1:].add_(0.5)
