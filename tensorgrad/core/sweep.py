@@ -303,6 +303,8 @@ def _store(
         _accumulate(tensor, grad, create_graph, handed_out)
     posts: list[tuple[Callable[[Any], Any], Any]] = []
     for leaf, grad in grads.items():
+        if not leaf._requires_grad:  # no longer (detach_, requires_grad_(False)): PyTorch's rule
+            continue
         hooks = leaf._hooks
         if hooks is not None:
             grad = run_hooks([h for kind, h in hooks if kind == "grad"], grad, create_graph)

@@ -635,3 +635,18 @@ def test_longer_programs_agree_with_pytorch(torch, steps, seed):
 )
 def test_programs_that_once_disagreed(torch, steps):
     programs.compare(programs.run(tg, steps, 0), programs.run(torch, steps, 0))
+
+
+# ---------------------------------------------------------------- leaves that stop requiring grad
+@pytest.mark.parametrize(
+    "stop", [lambda a: a.detach_(), lambda a: a.requires_grad_(False)], ids=["detach_", "flag"]
+)
+def test_a_leaf_that_stopped_requiring_grad_gets_no_gradient(stop):
+    # PyTorch's rule: gradients accumulate only into leaves that require grad when backward
+    # runs, even if the graph was built while they did
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (a * b).sum()
+    stop(a)
+    y.backward()
+    assert a.grad is None
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0])
