@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from typing import Any
 
 import numpy as np
 
 from tensorgrad import backend, ops
+from tensorgrad.grad_mode import enable_grad
 from tensorgrad.grad_mode import state as grad_state
 
 #: The Tensor class, bound by :func:`register_tensor_type` when ``core.tensor`` is imported
@@ -59,7 +61,9 @@ class Version:
 
 class _State:
     latest_change = 0  #: the tick of the latest in-place change to any tensor
-    rebased = False  #: whether an in-place op has ever given a tensor a new node
+    #: whether views may need a look before use: an in-place op has given a tensor a new
+    #: node, or a view of a tensor that requires grad was made under no_grad
+    rebased = False
     anomaly = False  #: anomaly detection (see ``tensorgrad.autograd.anomaly``)
 
 
@@ -69,12 +73,13 @@ state = _State()
 class ViewOf:
     """What a view tensor is a view of: its ``root`` (a tensor that is not a view), the
     ``ops`` that make the view from the root, the root's node when the view's own node was
-    made, and whether gradients were being recorded when the view was made."""
+    made, whether gradients were being recorded when the view (or the view it was made
+    from) was made, and the memory's version then."""
 
-    __slots__ = ("grad_mode", "ops", "root", "root_node")
+    __slots__ = ("grad_mode", "ops", "root", "root_node", "tick")
 
-    def __init__(self, root: Any, view_ops: tuple, grad_mode: bool) -> None:
-        self.root, self.ops, self.grad_mode = root, view_ops, grad_mode
+    def __init__(self, root: Any, view_ops: tuple, grad_mode: bool, tick: int) -> None:
+        self.root, self.ops, self.grad_mode, self.tick = root, view_ops, grad_mode, tick
         self.root_node = root._node
 
 
@@ -113,7 +118,7 @@ def wrap(data: Any) -> Any:
     t._versions = Version()
     t._view = None
     t._hooks = None
-    t.requires_grad = False
+    t._requires_grad = False
     return t
 
 
@@ -123,7 +128,7 @@ def node_tensor(node: ops.Op, data: Any) -> Any:
     t = wrap(data)
     t._node = node
     t._versions = node._out_versions
-    t.requires_grad = True
+    t._requires_grad = True
     return t
 
 
@@ -241,13 +246,13 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
 
         check_forward(op, out, inputs)
     if grad_state.enabled:
+        if state.rebased:
+            refresh_views(inputs)
         if tensors_only:
-            needs = [x.requires_grad for x in inputs]
+            needs = [x._requires_grad for x in inputs]
         else:
-            needs = [isinstance(x, Tensor) and x.requires_grad for x in inputs]
+            needs = [isinstance(x, Tensor) and x._requires_grad for x in inputs]
         if True in needs:
-            if state.rebased:
-                refresh_views(inputs)
             record(op, out, inputs, arrays, needs, tensors_only)
     return out
 
@@ -276,7 +281,30 @@ def record(
 
         op._trace = creation_site()
     out._node = op
-    out.requires_grad = True
+    out._requires_grad = True
+
+
+# --------------------------------------------------------------------------- what is saved
+def reads_input(op: ops.Op, i: int, needs: list) -> bool:
+    """Whether ``op``'s backward reads the value of its input ``i``, given which inputs need
+    a gradient (``needs``): what PyTorch would save. The product rule reads each factor only
+    for the other's gradient (d(xy)/dx = y), so after ``z = y * 3`` a change to ``y`` in
+    place is harmless and not refused; an in-place ``y.mul_(3)`` keeps no copy of ``y``."""
+    if not op.uses_inputs:
+        return False
+    kind = type(op)
+    if kind is ops.Mul or kind is ops.MatMul:
+        return needs[1 - i]
+    if kind is ops.Div and i == 0:  # x / y reads x for y's gradient only; y always
+        return needs[1]
+    return True
+
+
+def reads_output(op: ops.Op, needs: list) -> bool:
+    """Whether ``op``'s backward reads its output: ``x ** y`` only for ``y``'s gradient."""
+    if not op.uses_output:
+        return False
+    return needs[1] if type(op) is ops.Pow else True
 
 
 def input_versions(node: ops.Op) -> list:
@@ -303,23 +331,58 @@ def _adopt_view(out: Any, op: ops.Op, inputs: Any) -> None:
                 if len(inputs) == 1:
                     view = x._view
                     root, chain = (view.root, (*view.ops, op)) if view else (x, (op,))
-                    out._view = ViewOf(root, chain, grad_state.enabled)
+                    grad_mode = grad_state.enabled and (view is None or view.grad_mode)
+                    out._view = ViewOf(root, chain, grad_mode, x._versions.tick)
+                    if not grad_mode and root._requires_grad:
+                        state.rebased = True  # see refresh: it must be looked at
                 return
 
 
+def refresh(t: Any, strict: bool = True) -> None:
+    """Bring view ``t`` up to date if its root got a new node (an in-place change to the
+    root or through another view) since the view's own node was made: its node is made
+    again from the root's current one, so gradients see the change (PyTorch regenerates a
+    view's ``grad_fn`` the same way). Every way into the graph goes through here first: an
+    op's inputs, the roots and inputs of backward, ``grad_fn``, ``requires_grad``, hooks.
+
+    A view made under no_grad is not part of the graph; once its memory has changed, it
+    cannot be used with grad mode on (``strict``) when its root requires grad, as in
+    PyTorch: whether the change should reach the gradient is ambiguous."""
+    view = t._view
+    if view is None:
+        return
+    if not view.grad_mode:
+        if strict and view.root._requires_grad and t._versions.tick != view.tick:
+            raise RuntimeError(
+                "a view was created in no_grad mode and its base (or the view) has been "
+                "modified in place since; using it with grad mode enabled is ambiguous and "
+                "refused: make the view outside no_grad, use it under no_grad, or clone() it"
+            )
+        return
+    if view.root._node is view.root_node:
+        return
+    with enable_grad():
+        fresh = view.root
+        for view_op in view.ops:
+            fresh = ops.replay(view_op, fresh)
+    _move_retained(t, fresh._node)
+    t._node, t._requires_grad = fresh._node, fresh._requires_grad
+    view.root_node = view.root._node
+
+
+def _move_retained(t: Any, node: Any) -> None:
+    """``t`` gets ``node`` as its node: if it ``retain_grad()``-ed, its ``.grad`` is from now
+    on the gradient of its new value (PyTorch's rule), not the old one's as well."""
+    old = t._node
+    if old is not None and old._retained is not None and node is not None:
+        node._retained, old._retained = old._retained, None
+
+
 def refresh_views(inputs: Any) -> None:
-    """Bring views up to date whose root got a new node (an in-place change to the root or
-    through another view) since the view's own node was made: their node is made again
-    from the root's current one, so gradients see the change."""
+    """:func:`refresh` each tensor among ``inputs``."""
     for x in inputs:
-        if isinstance(x, Tensor):
-            view = x._view
-            if view is not None and view.root._node is not view.root_node:
-                fresh = view.root
-                for view_op in view.ops:
-                    fresh = ops.replay(view_op, fresh)
-                x._node, x.requires_grad = fresh._node, fresh.requires_grad
-                view.root_node = view.root._node
+        if isinstance(x, Tensor) and x._view is not None:
+            refresh(x)
 
 
 # --------------------------------------------------------------------------- in place
@@ -340,24 +403,32 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     """
     name = f"{op.name}_"
     view = target._view
-    recording = grad_state.enabled and (
-        target.requires_grad or any(isinstance(x, Tensor) and x.requires_grad for x in others)
-    )
-    if grad_state.enabled and target.requires_grad and target._node is None:
+    if grad_state.enabled and state.rebased:
+        refresh_views((target, *others))
+    others_need = any(isinstance(x, Tensor) and x._requires_grad for x in others)
+    recording = grad_state.enabled and (target._requires_grad or others_need)
+    no_grad_view = view is not None and not view.grad_mode
+    if grad_state.enabled and no_grad_view and (view.root._requires_grad or others_need):
+        raise RuntimeError(
+            f"{name}: a view was created in no_grad mode and is being modified in place "
+            "with grad mode enabled; whether the change should be recorded is ambiguous: "
+            "make the view and the change both under no_grad, or both outside it"
+        )
+    if grad_state.enabled and target._requires_grad and target._node is None:
         raise _leaf_error(name, "a leaf Tensor")
     if recording and view is not None:
         root = view.root
-        if root.requires_grad and root._node is None:
+        if root._requires_grad and root._node is None:
             raise _leaf_error(name, "a view of a leaf Tensor")
-        if not view.grad_mode and root.requires_grad:
-            raise RuntimeError(
-                f"{name}: a view was created in no_grad mode and is being modified in place "
-                "with grad mode enabled; make the view outside no_grad, or clone() it"
-            )
-        if state.rebased:
-            refresh_views((target,))
+    if not target._data.flags.writeable:
+        raise _read_only_error(name, target._data)
     arrays = [x._data if isinstance(x, Tensor) else x for x in others]
-    old = target._data.copy() if recording and op.uses_inputs else target._data
+    needs = [
+        target._requires_grad,
+        *(isinstance(x, Tensor) and x._requires_grad for x in others),
+    ]
+    # the old value, kept for backward: a copy, as the change overwrites it, if it is read
+    old = target._data.copy() if recording and reads_input(op, 0, needs) else target._data
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -372,27 +443,60 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     mark_changed((target,))
     if recording:
         state.rebased = True
-        retained = target._node._retained if target._node is not None else None
-        needs = [target.requires_grad, *(isinstance(x, Tensor) and x.requires_grad for x in others)]
-        stand_in = _stand_in(target, old)
-        record(op, target, (stand_in, *others), [old, *arrays], needs)
+        previous = _stand_in(target, old)
+        record(op, target, (previous, *others), [old, *arrays], needs)
         if old is not target._data:  # input 0 is a private copy: its own counter, not the node's
             op._in_versions = [
-                stand_in._versions,
+                previous._versions,
                 *(x._versions if isinstance(x, Tensor) else None for x in others),
             ]
-        if retained is not None:
-            op._retained = retained
+        if op.uses_inputs:
+            _mark_overwritten(op, target, others)
+        _move_retained(previous, op)
         if view is not None:
             _write_back(target, view)
     return target
+
+
+#: The version counter of an operand that the in-place change it took part in overwrote
+#: (``y.mul_(y)``, ``y.mul_(y[0])``): always newer than any node, so backward refuses to read it.
+_OVERWRITTEN = Version()
+_OVERWRITTEN.tick = sys.maxsize
+
+
+def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
+    """An operand in ``target``'s memory (it shares the version counter) was overwritten by
+    ``op`` itself, after ``op`` read it and before its backward will: mark it stale, as
+    PyTorch's version check does, so that backward raises instead of reading new values."""
+    for i, x in enumerate(others, 1):
+        if isinstance(x, Tensor) and x._versions is target._versions:  # (if read: see sweep)
+            if op._in_versions is None:  # derived from the parents until now: keep them
+                op._in_versions = input_versions(op)
+            op._in_versions[i] = _OVERWRITTEN
+            state.latest_change = next(clock)  # newer than op: backward checks its versions
+
+
+def _read_only_error(name: str, array: np.ndarray) -> RuntimeError:
+    if any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides)):
+        return RuntimeError(
+            f"{name}: more than one element of the tensor refers to the same memory (an "
+            "expand()-ed or broadcast tensor), so it cannot be changed in place; clone() it first"
+        )
+    if 0 in array.strides:
+        return RuntimeError(
+            f"{name}: the tensor is part of an expand()-ed tensor, which is read-only (NumPy's "
+            "broadcast arrays are); change the tensor it was expanded from, or clone() it"
+        )
+    return RuntimeError(
+        f"{name}: the tensor's memory is read-only (it wraps a read-only array); clone() it first"
+    )
 
 
 def _stand_in(t: Any, data: np.ndarray) -> Any:
     """A tensor for ``t``'s value before an in-place change: ``t``'s node, and ``data`` (the
     same memory, or a private copy with a counter of its own)."""
     s = wrap(data)
-    s._node, s.requires_grad = t._node, t.requires_grad
+    s._node, s._requires_grad = t._node, t._requires_grad
     if data is t._data:
         s._versions = t._versions
     return s
@@ -400,12 +504,16 @@ def _stand_in(t: Any, data: np.ndarray) -> Any:
 
 def _write_back(target: Any, view: ViewOf) -> None:
     """After an in-place change to ``target``, a view, give its root a ``CopyIntoView`` node:
-    the root with the view's region replaced by ``target``'s new value."""
+    the root with the view's region replaced by ``target``'s new value.
+
+    ``target`` itself is then a view of the root's new value, like every other view of the
+    root: its next use makes its node again from the root's (:func:`refresh`), so that what
+    uses the view afterwards and what uses the root share one path back, as in PyTorch."""
     root = view.root
     op = ops.CopyIntoView(view.ops)
     stand_in = _stand_in(root, root._data)
-    record(op, root, (stand_in, target), [root._data, target._data], [root.requires_grad, True])
-    view.root_node = root._node
+    record(op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True])
+    _move_retained(stand_in, op)
 
 
 def inplace_setitem(target: Any, index: Any, value: Any) -> None:

@@ -56,13 +56,14 @@ def _is_free(grad: Any) -> bool:
 
 # --------------------------------------------------------------------------- checks
 def _check_versions(node: Any) -> None:
-    """Refuse to differentiate through values that were changed in place after being saved."""
-    seq = node._seq
+    """Refuse to differentiate through values that were changed in place after being saved
+    (those that the node's backward reads: see ``engine.reads_input``)."""
+    seq, needs = node._seq, node.needs_input_grad
     if node.uses_inputs:
         for i, versions in enumerate(engine.input_versions(node)):
-            if versions is not None and versions.tick > seq:
+            if versions is not None and versions.tick > seq and engine.reads_input(node, i, needs):
                 _stale(node, f"input {i}", np.shape(node.inputs[i]))
-    if node.uses_output and node._out_versions.tick > seq:
+    if node._out_versions.tick > seq and engine.reads_output(node, needs):
         _stale(node, "output", np.shape(node._out))
 
 
@@ -158,7 +159,7 @@ def seed(root: Any, gradient: Any, create_graph: bool, caller: str) -> Any:
     """The gradient a root starts with: ones for a one-element root, else ``gradient``."""
     if not isinstance(root, engine.Tensor):
         raise TypeError(f"{caller}: expected a Tensor to differentiate, got {type(root).__name__}")
-    if not root.requires_grad:
+    if not root.requires_grad:  # (which brings a view up to date)
         raise RuntimeError(
             f"{caller}: the tensor does not require grad (no input with requires_grad=True "
             "led to it, or it was computed under no_grad), so there is nothing to differentiate"
@@ -302,6 +303,8 @@ def _store(
         _accumulate(tensor, grad, create_graph, handed_out)
     posts: list[tuple[Callable[[Any], Any], Any]] = []
     for leaf, grad in grads.items():
+        if not leaf._requires_grad:  # no longer (detach_, requires_grad_(False)): PyTorch's rule
+            continue
         hooks = leaf._hooks
         if hooks is not None:
             grad = run_hooks([h for kind, h in hooks if kind == "grad"], grad, create_graph)

@@ -43,9 +43,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         "_grad",
         "_hooks",
         "_node",
+        "_requires_grad",
         "_versions",
         "_view",
-        "requires_grad",
     )
     __hash__ = object.__hash__  # ``==`` is elementwise, but graph walks need identity hashing
 
@@ -77,10 +77,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         self._data = array
         self._grad: Any = None  # see engine.grad_array
         self._node: ops.Op | None = None
-        self._versions = engine.Version()
+        # the same memory as a tensor it was made around (Parameter(t)): the same counter
+        shared = len(data) == 1 and isinstance(data[0], Tensor) and array is data[0]._data
+        self._versions = data[0]._versions if shared else engine.Version()
         self._view: engine.ViewOf | None = None
         self._hooks: list | None = None
-        self.requires_grad = False
+        self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -163,13 +165,27 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self._data.nbytes
 
     @property
+    def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for gradients (set it on a leaf,
+        as in PyTorch: ``x.requires_grad = True``)."""
+        if self._view is not None:
+            engine.refresh(self, strict=False)
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    @property
     def is_leaf(self) -> bool:
         """True for tensors not made by a recorded op: gradients accumulate only into leaves."""
-        return self._node is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self) -> ops.Op | None:
         """The node (the recorded op) that made this tensor, or None for a leaf."""
+        if self._view is not None:
+            engine.refresh(self, strict=False)
         return self._node
 
     @property
@@ -187,12 +203,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
                 "requires_grad: only floating-point tensors can require gradients, "
                 f"this one is {self.dtype}"
             )
-        if not requires_grad and self._node is not None:
+        if not requires_grad and self.grad_fn is not None:
             raise RuntimeError(
                 "requires_grad: only a leaf's flag can be turned off; use .detach() for a "
                 "non-leaf tensor"
             )
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def retain_grad(self) -> None:
@@ -204,7 +220,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     @property
     def retains_grad(self) -> bool:
-        node = self._node
+        node = self.grad_fn
         return node is not None and node._retained is not None and node._retained() is self
 
     # ----------------------------------------------------------------- conversions
@@ -216,8 +232,11 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return t
 
     def detach_(self) -> Tensor:
-        """Cut this tensor off from its graph, in place (it becomes a leaf)."""
-        self._node, self._view, self.requires_grad = None, None, False
+        """Cut this tensor off from its graph, in place (it becomes a leaf); not for a view,
+        whose base would still be in the graph (PyTorch refuses it too)."""
+        if self._view is not None:
+            raise RuntimeError("detach_: can't detach views in-place; use detach() instead")
+        self._node, self._requires_grad = None, False
         return self
 
     def clone(self, memory_format: Any = None) -> Tensor:
@@ -265,7 +284,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         )  # PyTorch's rule for when repr shows the dtype
         if not implied:
             extras.append(f"dtype={self.dtype}")
-        if self._node is not None:
+        if self.grad_fn is not None:
             extras.append(f"grad_fn={self._node!r}")
         elif self.requires_grad:
             extras.append("requires_grad=True")
@@ -331,7 +350,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _Handle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
         replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
-        _check_hook("register_hook", self, hook)
+        _check_hook("register_hook", self, hook)  # brings a view up to date
         if self._node is not None:
             hooks = self._node._hooks
             if hooks is None:
