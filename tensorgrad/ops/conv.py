@@ -207,6 +207,14 @@ def memory_order(x: np.ndarray) -> tuple[np.ndarray, Pair]:
     return x, (2, 3)
 
 
+def same_order(x: np.ndarray, axes: Pair) -> np.ndarray:
+    """An (N, C, H, W)-shaped array in the axis order :func:`memory_order` chose for another
+    array (its spatial axes at ``axes``), so that the two line up element for element: an
+    array whose H and W are 1 is both channels-last and contiguous, and memory_order alone
+    may order it otherwise than its input."""
+    return x.transpose(0, 2, 3, 1) if tuple(axes) == (1, 2) else x
+
+
 #: a tiny channels-last array: ``np.empty_like(_CHANNELS_LAST, shape=..., order="K")`` lays
 #: out a new array of any (N, C, H, W) shape as it is laid out
 _CHANNELS_LAST = np.empty((2, 2, 2, 2), dtype=np.int8).transpose(0, 3, 1, 2)

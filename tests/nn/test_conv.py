@@ -303,6 +303,23 @@ def test_channels_last_and_strided_inputs_give_the_same_results():
             np.testing.assert_allclose(fn(tg.tensor(variant)).numpy(), fn(tg.tensor(x)).numpy())
 
 
+@pytest.mark.parametrize("pool", [F.max_pool2d, F.avg_pool2d])
+@pytest.mark.parametrize("hw", [(2, 2), (3, 2), (1, 1)])
+def test_pooling_a_channels_last_input_down_to_one_pixel(tricks, pool, hw):
+    """A (N, C, 1, 1) result is both channels-last and contiguous: it must still line up
+    with a channels-last input's windows (a CNN on 8×8 digits pools 2×2 maps to 1×1)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4, *hw))
+    last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    fn = lambda t: pool(t, hw)  # noqa: E731
+    expected, expected_grads, _ = _reference_gradients([x], fn)
+    for variant in (x, last):
+        out, grads, _ = gradients(fn, [variant])
+        assert out.shape == (3, 4, 1, 1)
+        np.testing.assert_allclose(out, expected, rtol=1e-13)
+        np.testing.assert_allclose(grads[0], expected_grads[0], rtol=1e-13)
+
+
 # --------------------------------------------------------------------------- max-pool ties
 def test_max_pool_ties_go_to_the_first_maximum_in_row_major_order():
     x = leaf(
