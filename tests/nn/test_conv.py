@@ -243,6 +243,77 @@ def test_threads_and_chunks_change_nothing(tricks, fn, w_shape):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("fused", [False, True])
+def test_conv_relu_fusion_changes_nothing(tricks, fused):
+    """The layers one by one and ``conv_relu_chain`` (Conv2d + ReLU as one op): the same
+    values and gradients, with and without threads and chunks."""
+    from tensorgrad.nn.modules.conv import conv_relu_chain
+
+    tg.manual_seed(3)
+    layers = (
+        cm.Conv2d(3, 4, 3, padding=1), nn.ReLU(), cm.Conv2d(4, 5, 2, bias=False), nn.ReLU(),
+        cm.Conv2d(5, 2, 1), cm.MaxPool2d(2), nn.ReLU(),
+    )  # fmt: skip
+    for layer in layers:
+        layer.double()
+    params = [p for layer in layers for p in layer.parameters()]
+    x = np.random.default_rng(7).standard_normal((6, 3, 7, 6))
+
+    def forward(t):
+        if fused:
+            return conv_relu_chain(layers)(t)
+        for layer in layers:
+            t = layer(t)
+        return t
+
+    def run():
+        for p in params:
+            p.grad = None
+        t = tg.tensor(x, requires_grad=True)
+        out = forward(t)
+        out.backward(np.cos(np.arange(out.size)).reshape(out.shape))
+        return [out.numpy(), t.grad.numpy(), *(p.grad.numpy() for p in params)]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "THREADS", 1)
+        patch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
+        fused = False  # the reference: the layers one by one, in one thread, one chunk
+        expected = run()
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+def test_conv_relu_chain_fuses_each_conv_followed_by_a_relu():
+    from tensorgrad.nn.modules.conv import conv_relu_chain
+
+    conv, relu, pool = cm.Conv2d(1, 2, 3), nn.ReLU(), cm.MaxPool2d(2)
+    x = tg.randn(2, 1, 6, 6, requires_grad=True)
+    assert conv_relu_chain((conv, relu))(x).grad_fn.name == "conv2d_relu"
+    assert conv_relu_chain((relu, conv))(x).grad_fn.name == "conv2d"
+    out = conv_relu_chain((conv, relu, pool))(x)
+    assert out.grad_fn.name == "max_pool2d"
+    np.testing.assert_array_equal(out.numpy(), pool(relu(conv(x))).numpy())
+
+
+def test_conv_relu_second_derivatives_match_the_two_ops():
+    """create_graph through the fused op records the masked VJP: a Hessian-vector product
+    equals the unfused one's."""
+    from tensorgrad.nn.functional.conv import conv2d_relu
+
+    rng = np.random.default_rng(9)
+    x, w, b = (rng.standard_normal(s) for s in ((2, 2, 5, 5), (3, 2, 3, 3), (3,)))
+    v = rng.standard_normal((3, 2, 3, 3))
+    results = []
+    for fn in (conv2d_relu, lambda *a, **k: F.conv2d(*a, **k).relu()):
+        tx, tw = leaf(x), leaf(w)
+        loss = (fn(tx, tw, leaf(b), padding=1) ** 2).sum()
+        (gw,) = tg.autograd.grad(loss, [tw], create_graph=True)
+        (hv,) = tg.autograd.grad((gw * tg.tensor(v)).sum(), [tx])
+        results.append(hv.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
 def test_threads_split_a_batch_and_report_a_workers_error(monkeypatch):
     monkeypatch.setattr(parallel, "THREADS", 2)
     seen = []

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.nn import functional as FC
+from tensorgrad.nn.functional.conv import conv2d_relu
 from tests.ops.registry import ErrorInput, OpInfo, Sample, distinct, register, uniform
 
 
@@ -56,6 +57,10 @@ def _conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     if b is not None:
         out += b[None, :, None, None]
     return out[0] if unbatched else out
+
+
+def _conv2d_relu_ref(*args, **kwargs):
+    return np.maximum(_conv2d_ref(*args, **kwargs), 0)
 
 
 def _conv1d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
@@ -490,6 +495,9 @@ _PAD_ERRORS = (
 # --------------------------------------------------------------------------- the entries
 def _register_all() -> None:
     register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
+    register(
+        OpInfo("conv2d_relu", conv2d_relu, _conv2d_relu_ref, _conv2d_samples, errors=_CONV2D_ERRORS)
+    )
     register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
     register(
         OpInfo(
@@ -535,6 +543,7 @@ def _register_all() -> None:
 COVERAGE_EXEMPT = {
     "0-d": {
         "conv2d": "input and weight have at least 3 dimensions (a 2-D input is an error input)",
+        "conv2d_relu": "as conv2d",
         "conv1d": "input and weight have at least 2 dimensions (a 1-D input is an error input)",
         "unfold": "needs a 3-D or 4-D input (a 2-D input is an error input)",
         "fold": "needs a 2-D or 3-D input (a 1-D input is an error input)",
