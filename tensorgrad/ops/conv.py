@@ -21,7 +21,7 @@ pads one more at the bottom and right for an even dilated kernel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -205,6 +205,14 @@ def memory_order(x: np.ndarray) -> tuple[np.ndarray, Pair]:
     if x.ndim == 4 and channels_last(x) and not x.flags.c_contiguous:
         return x.transpose(0, 2, 3, 1), (1, 2)
     return x, (2, 3)
+
+
+def same_order(x: np.ndarray, axes: Pair) -> np.ndarray:
+    """An (N, C, H, W)-shaped array in the axis order :func:`memory_order` chose for another
+    array (its spatial axes at ``axes``), so that the two line up element for element: an
+    array whose H and W are 1 is both channels-last and contiguous, and memory_order alone
+    may order it otherwise than its input."""
+    return x.transpose(0, 2, 3, 1) if tuple(axes) == (1, 2) else x
 
 
 #: a tiny channels-last array: ``np.empty_like(_CHANNELS_LAST, shape=..., order="K")`` lays
@@ -421,6 +429,8 @@ class Conv2d(Op):
     (O, C/groups, kH, kW) and an optional bias (O,): out (N, O, OH, OW)."""
 
     name = "conv2d"
+    #: whether a ReLU follows, fused in (:class:`Conv2dRelu`)
+    relu: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -468,6 +478,8 @@ class Conv2d(Op):
                     np.matmul(matrix[:, k], wmat[k].T, out=result[:, k * og : (k + 1) * og])
                 if bias is not None:
                     result += bias
+                if self.relu:
+                    np.maximum(result, 0, out=result)
 
         work = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
         parallel.split_batch(share, n, work, blas=True)
@@ -477,6 +489,8 @@ class Conv2d(Op):
     # ---- backward
     def backward(self, grad, out, x, weight, bias=None):
         if not all(isinstance(v, np.ndarray) for v in (grad, x, weight)):
+            if self.relu:
+                grad = grad * (out > 0)
             return self._recorded_backward(grad, x, weight, bias)
         needs = self.needs_input_grad
         need_x, need_w, need_b = needs[0], needs[1], bias is not None and needs[2]
@@ -491,6 +505,8 @@ class Conv2d(Op):
         # dZ as (N, OH, OW, O): no copy when grad is channels-last, as ours are
         dz = np.ascontiguousarray(grad.transpose(0, 2, 3, 1))
         dtype = np.result_type(dz, x, weight)
+        # the ReLU's output, to mask each chunk of dZ with (out > 0) in the chunk's thread
+        after = np.ascontiguousarray(out.transpose(0, 2, 3, 1)) if self.relu else None
         # the weight by kernel offset: (kH, kW, G, O/G, C/G)
         w_offsets = np.ascontiguousarray(weight.reshape(g, og, cg, kh, kw).transpose(3, 4, 0, 1, 2))
         (top, bottom), (left, right) = self.padding
@@ -505,10 +521,13 @@ class Conv2d(Op):
             cols = np.empty((size, *windows.shape[1:]), dtype=x.dtype) if need_w else None
             block = np.empty((size * oh * ow, c), dtype) if need_x else None
             product = np.empty((kg, og), dtype)
+            masked = np.empty((size * oh * ow, o), dz.dtype) if self.relu else None
             for lo in range(start, stop, step):
                 hi = min(lo + step, stop)
                 rows = (hi - lo) * oh * ow
                 d = dz[lo:hi].reshape(rows, o)
+                if self.relu:  # the ReLU's VJP: dZ where the output is positive, else 0
+                    d = np.multiply(d, after[lo:hi].reshape(rows, o) > 0, out=masked[:rows])
                 if need_w:  # dW += colsᵀ · dZ, the columns rebuilt from the input
                     np.copyto(cols[: hi - lo], windows[lo:hi])
                     matrix = cols[: hi - lo].reshape(rows, g, kg)
@@ -565,6 +584,17 @@ class Conv2d(Op):
         if bias is not None and needs[2]:
             db = np.sum(grad, axis=(0, 2, 3))
         return dx, dw, db
+
+
+class Conv2dRelu(Conv2d):
+    """``relu(conv2d(x, weight, bias))`` as one op (a ``Conv2d`` layer followed by a ``ReLU``
+    in ``Sequential`` runs as this). A speed trick: the ReLU is applied to each chunk of the
+    output, and its mask to each chunk of the gradient, while the chunk is in cache and in
+    the chunk's thread, instead of two more passes over the whole output in one thread."""
+
+    name = "conv2d_relu"
+    relu = True
+    uses_output = True
 
 
 # --------------------------------------------------------------------------- constant padding

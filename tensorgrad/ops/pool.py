@@ -28,6 +28,7 @@ from tensorgrad.ops.conv import (
     new_array,
     offset_view,
     padded,
+    same_order,
 )
 from tensorgrad.ops.index import IndexAdd
 
@@ -148,7 +149,7 @@ class MaxPool2d(_Pool):
         source, axes = memory_order(xp)
         views = [self._view(source, i, j, out_hw, axes) for i, j in self._offsets()]
         out = new_array((*x.shape[:2], *out_hw), x.dtype, channels_last(xp))
-        parallel.over_batch(_running_max, [memory_order(out)[0], *views], CHUNK_ELEMENTS)
+        parallel.over_batch(_running_max, [same_order(out, axes), *views], CHUNK_ELEMENTS)
         self.saved = (x, xp, pads)
         if self.return_indices:
             self.indices = self._winners(xp, out, pads, x.shape[2:])
@@ -177,9 +178,7 @@ class MaxPool2d(_Pool):
         dtype = np.result_type(grad, out)
         dxp = new_array(xp.shape, dtype, nhwc, fill=None if covered else 0)
         source, axes = memory_order(xp)
-        target = memory_order(dxp)[0]
-        mine = out.transpose(0, 2, 3, 1) if axes == (1, 2) else out
-        upstream = grad.transpose(0, 2, 3, 1) if axes == (1, 2) else grad
+        target, mine, upstream = (same_order(a, axes) for a in (dxp, out, grad))
         real = self._real_mask(xp.shape[2:], pads, hw)
         if real is not None:
             real = real[None, :, :, None] if axes == (1, 2) else real[None, None]
@@ -412,7 +411,7 @@ class AvgPool2d(_Average):
         if not np.isscalar(scale) and axes == (1, 2):
             scale = scale[:, :, None]  # (OH, OW, 1) against (N, OH, OW, C)
         parallel.over_batch(
-            lambda out, *views: _running_sum(out, views, scale), [memory_order(out)[0], *views]
+            lambda out, *views: _running_sum(out, views, scale), [same_order(out, axes), *views]
         )
         return out
 
@@ -440,9 +439,7 @@ class AvgPool2dBackward(_Average):
         shape = (n, c, h + top + bottom, w + left + right)
         dxp = new_array(shape, grad.dtype, channels_last(grad), fill=0)
         target, axes = memory_order(dxp)
-        scaled = grad * self._scale(self.input_size, out_hw, grad.dtype)
-        if axes == (1, 2):
-            scaled = scaled.transpose(0, 2, 3, 1)
+        scaled = same_order(grad * self._scale(self.input_size, out_hw, grad.dtype), axes)
         offsets = self._offsets()
 
         def spread(target, scaled):

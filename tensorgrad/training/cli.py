@@ -44,6 +44,7 @@ _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _positive_float = _number(float, lambda v: 0 < v < math.inf, "a positive number")
 _nonnegative_float = _number(float, lambda v: 0 <= v < math.inf, "a number >= 0")
 _fraction = _number(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
+_nonnegative_int = _number(int, lambda v: v >= 0, "an integer >= 0")
 _seed = _number(int, lambda v: 0 <= v < 2**63, "an integer from 0 to 2**63 - 1")
 
 
@@ -152,8 +153,12 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     )
     setting("--data-dir", "where the dataset files are (default: $TENSORGRAD_DATA, the cache)")
     setting("--no-download", "never try to download", action="store_true")
-    setting("--model", "the model", choices=tuple(MODELS))
-    setting("--hidden", "hidden layer widths, e.g. 512,256, or none", type=_hidden)
+    setting("--model", _model_help(defaults), choices=tuple(MODELS))
+    setting(
+        "--hidden",
+        "hidden layer widths, e.g. 512,256, or none (cnn: the convolution blocks' channels)",
+        type=_hidden,
+    )
     setting("--dropout", "dropout after each hidden layer", type=_fraction)
     setting("--epochs", "passes over the training set", type=_positive_int)
     setting(
@@ -165,7 +170,31 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     setting("--lr", "peak learning rate (one-cycle)", type=_positive_float)
     setting("--weight-decay", "weight decay", type=_nonnegative_float)
     setting("--label-smoothing", "label smoothing", type=_fraction)
-    setting("--seed", "weights, dropout and shuffling", type=_seed)
+    setting(
+        "--shift",
+        "move training images by up to this many pixels each way, at random (augmentation)",
+        type=_nonnegative_int,
+    )
+    setting("--seed", "weights, dropout, shuffling and shifts", type=_seed)
+
+
+def _model_help(defaults: Recipe) -> str:
+    """--model's help: each model's settings that differ from the defaults shown (the MLP's)."""
+    lines = []
+    for name in MODELS:
+        own = Recipe.for_model(name)
+        changed = [
+            f"{option_name(f)} {_shown(getattr(own, f))}"
+            for f in _RECIPE_OPTIONS
+            if f != "model" and getattr(own, f) != getattr(defaults, f)
+        ]
+        if changed:
+            lines.append(f"{name} trains with {' '.join(changed)} unless told otherwise")
+    return "the model; " + "; ".join(lines) if lines else "the model"
+
+
+def _shown(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def _add_outputs(parser: argparse.ArgumentParser) -> None:
@@ -227,6 +256,7 @@ _RECIPE_OPTIONS = (
     "lr",
     "weight_decay",
     "label_smoothing",
+    "shift",
     "seed",
 )
 
@@ -243,7 +273,7 @@ def _plan(args: argparse.Namespace) -> tuple[Recipe, dict[str, Any], Any]:
         outputs = {k: saved.outputs.get(k) for k in ("save", "plot", "checkpoint_every")}
         outputs["checkpoint"] = args.resume
     else:
-        recipe_values = Recipe().to_dict()
+        recipe_values = Recipe.for_model(given.get("model", Recipe.model)).to_dict()
         outputs = {"save": None, "plot": None, "checkpoint": None, "checkpoint_every": 0}
     for name in _RECIPE_OPTIONS:
         if name in given:

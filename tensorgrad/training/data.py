@@ -1,5 +1,6 @@
 """A run's data: the dataset, standardised with the training statistics, shaped for the model,
-and the shuffling loader whose generator a checkpoint saves."""
+the shuffling loader whose generator a checkpoint saves, and the random shifts of
+augmentation."""
 
 from __future__ import annotations
 
@@ -107,3 +108,34 @@ def make_loader(data: RunData, batch_size: int, seed: int) -> DataLoader:
 
     dataset = TensorDataset(data.x_train, data.y_train)
     return DataLoader(dataset, batch_size=batch_size, shuffle=True, seed=seed)
+
+
+def shift_generator(seed: int, step: int) -> np.random.Generator:
+    """The generator of step ``step``'s random shifts: a function of the seed and the step
+    alone, so a resumed run (and every rank of a data-parallel one) draws the same shifts
+    without any state to save."""
+    return np.random.default_rng((seed, step))
+
+
+def random_shift(
+    batch: np.ndarray,
+    image_shape: tuple[int, ...],
+    shift: int,
+    fill: float,
+    generator: np.random.Generator,
+) -> np.ndarray:
+    """Each image of ``batch`` (rows of ``image_shape`` = (..., H, W) images, in any shape the
+    model takes) moved by up to ``shift`` pixels down or up and right or left, independently
+    and uniformly, the pixels moved in set to ``fill`` (the background): a random crop of
+    the image padded by ``shift`` on every side, as torchvision's ``RandomCrop(size,
+    padding=shift)``. A new array of ``batch``'s shape and dtype."""
+    n = len(batch)
+    images = batch.reshape(n, -1, *image_shape[-2:])  # (N, C, H, W)
+    c, h, w = images.shape[1:]
+    framed = np.full((n, c, h + 2 * shift, w + 2 * shift), fill, dtype=batch.dtype)
+    framed[:, :, shift : shift + h, shift : shift + w] = images
+    # every (H, W) window of the framed images: (N, C, 2·shift + 1, 2·shift + 1, H, W)
+    windows = np.lib.stride_tricks.sliding_window_view(framed, (h, w), axis=(2, 3))
+    down = generator.integers(0, 2 * shift + 1, n)
+    right = generator.integers(0, 2 * shift + 1, n)
+    return windows[np.arange(n), :, down, right].reshape(batch.shape)

@@ -22,7 +22,13 @@ import tensorgrad as tg
 from tensorgrad.nn import functional as F
 from tensorgrad.serialization import CheckpointError
 from tensorgrad.training import checkpoint as ckpt
-from tensorgrad.training.data import RunData, load_run_data, make_loader
+from tensorgrad.training.data import (
+    RunData,
+    load_run_data,
+    make_loader,
+    random_shift,
+    shift_generator,
+)
 from tensorgrad.training.evaluate import evaluate_arrays
 from tensorgrad.training.models import (
     ModelSpec,
@@ -254,7 +260,7 @@ class Run:
         started = time.perf_counter()
         try:
             for x, y in self._batches():
-                loss, correct, n = self._step(x, y, stop)
+                loss, correct, n = self._step(self._augmented(x), y, stop)
                 p.loss_sum, p.correct, p.seen = p.loss_sum + loss, p.correct + correct, p.seen + n
                 p.batch += 1
                 p.step += 1
@@ -271,6 +277,16 @@ class Run:
         finally:
             p.seconds += time.perf_counter() - started
             bar.close()
+
+    def _augmented(self, x: tg.Tensor) -> tg.Tensor:
+        """The batch with ``recipe.shift``'s random shifts (drawn from the step's own
+        generator), or as it is; moved-in pixels are blank (0 before standardising)."""
+        if not self.recipe.shift:
+            return x
+        blank = -self.data.mean / self.data.std
+        generator = shift_generator(self.recipe.seed, self.progress.step)
+        shape = self.data.image_shape
+        return tg.as_tensor(random_shift(x._data, shape, self.recipe.shift, blank, generator))
 
     def _step(
         self, x: tg.Tensor, y: tg.Tensor, stop: GracefulStop | None = None

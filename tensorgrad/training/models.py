@@ -1,16 +1,16 @@
 """What a run trains: the model registry, the optimizer and the learning-rate schedule.
 
 A model is registered by name (``--model NAME``) as a :class:`ModelSpec`: how to build it
-from the image shape, the number of classes and the run's settings, and how to turn
-standardised ``(N, H, W)`` images into its inputs (the MLP flattens them; a convolutional
-model would add a channel axis). ``--save`` files record the name and settings, so
-``evaluate`` rebuilds the same model through the same registry.
+from the image shape, the number of classes and the run's settings, how to turn
+standardised ``(N, H, W)`` images into its inputs (the MLP flattens them; the CNN adds a
+channel axis), and the recipe settings it trains with by default. ``--save`` files record the
+name and settings, so ``evaluate`` rebuilds the same model through the same registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,15 @@ from tensorgrad import nn, optim
 class ModelSpec:
     """A model the trainer can build: ``build(image_shape, num_classes, settings)`` returns
     the module (``settings`` holds ``hidden``, ``dropout``, ...) and ``inputs`` turns a batch
-    of standardised ``(N, H, W)`` float32 images into what the module takes."""
+    of standardised ``(N, H, W)`` float32 images into what the module takes; ``defaults``
+    are the recipe settings (``Recipe`` fields) this model trains with unless told otherwise
+    (those not named are the MLP's, ``Recipe``'s own defaults)."""
 
     name: str
     build: Callable[[tuple[int, ...], int, Mapping[str, Any]], nn.Module]
     inputs: Callable[[np.ndarray], np.ndarray]
     summary: Callable[[tuple[int, ...], int, Mapping[str, Any]], str]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
 MODELS: dict[str, ModelSpec] = {}
@@ -82,6 +85,88 @@ def _mlp_summary(
 
 
 MLP = register_model(ModelSpec("mlp", _mlp, _flatten, _mlp_summary))
+
+
+# ----------------------------------------------------------------------------- the CNN
+#: width of the CNN's fully connected hidden layer, between the convolutions and the classifier
+CNN_FEATURES = 128
+
+
+def build_cnn(
+    image_shape: tuple[int, ...], channels: Sequence[int], num_classes: int, dropout: float
+) -> nn.Module:
+    """A small convolutional network on (N, C, H, W) images (``image_shape`` is (C, H, W)).
+
+    Per entry of ``channels`` a block: Conv2d 3×3 (padding 1; no bias, the batch norm's shift
+    is one) → MaxPool2d 2 → BatchNorm2d → ReLU; then Flatten → Dropout → Linear(·, 128) →
+    ReLU → Linear(128, num_classes). Pooling comes straight after the convolution, so that
+    the batch norm and the ReLU work on a quarter of the values (max-pooling commutes with
+    the ReLU, so that order computes the same function as conv → ReLU → pool; the batch norm's
+    statistics are those of the pooled values). A block whose input is smaller than 2×2 does
+    not pool.
+    """
+    in_channels, height, width = image_shape
+    layers: list[nn.Module] = []
+    for size in channels:
+        layers.append(nn.Conv2d(in_channels, size, 3, padding=1, bias=False))
+        if min(height, width) >= 2:
+            layers.append(nn.MaxPool2d(2))
+            height, width = height // 2, width // 2
+        layers += [nn.BatchNorm2d(size), nn.ReLU()]
+        in_channels = size
+    layers.append(nn.Flatten())
+    if dropout:
+        layers.append(nn.Dropout(dropout))
+    layers += [
+        nn.Linear(in_channels * height * width, CNN_FEATURES),
+        nn.ReLU(),
+        nn.Linear(CNN_FEATURES, num_classes),
+    ]
+    return nn.Sequential(*layers)
+
+
+def _cnn(image_shape: tuple[int, ...], num_classes: int, settings: Mapping[str, Any]) -> nn.Module:
+    return build_cnn(
+        _with_channels(image_shape), settings["hidden"], num_classes, settings["dropout"]
+    )
+
+
+def _with_channels(image_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """(H, W) images as the CNN sees them, (1, H, W); (C, H, W) ones as they are."""
+    return (1, *image_shape) if len(image_shape) == 2 else tuple(image_shape)
+
+
+def _add_channel_axis(images: np.ndarray) -> np.ndarray:
+    return images[:, None] if images.ndim == 3 else images
+
+
+def _cnn_summary(
+    image_shape: tuple[int, ...], num_classes: int, settings: Mapping[str, Any]
+) -> str:
+    shape = "x".join(map(str, _with_channels(image_shape)))
+    blocks = "-".join(map(str, settings["hidden"])) or "none"
+    return f"{shape} → conv blocks {blocks} → {CNN_FEATURES} → {num_classes}"
+
+
+CNN = register_model(
+    ModelSpec(
+        "cnn",
+        _cnn,
+        _add_channel_axis,
+        _cnn_summary,
+        defaults={
+            "hidden": (32, 64),
+            "dropout": 0.25,
+            "epochs": 8,
+            "batch_size": 128,
+            "optimizer": "adamw",
+            "lr": 3e-3,
+            "weight_decay": 1e-4,
+            "label_smoothing": 0.05,
+            "shift": 2,
+        },
+    )
+)
 
 
 # ----------------------------------------------------------------------------- optimizer

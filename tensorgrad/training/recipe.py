@@ -18,7 +18,13 @@ OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop")
 
 @dataclass
 class Recipe:
-    """Everything that defines a training run; the defaults are the documented recipe."""
+    """Everything that defines a training run; the defaults are the MLP's documented recipe,
+    and :meth:`for_model` gives another model's (``Recipe.for_model("cnn")``).
+
+    ``hidden`` is the widths of the hidden layers: the MLP's fully connected layers, the
+    CNN's convolution blocks (channels). ``shift`` moves each training image by up to that
+    many pixels in each direction, at random (augmentation; 0: none).
+    """
 
     dataset: str = "auto"
     data_dir: str | None = None
@@ -31,8 +37,17 @@ class Recipe:
     lr: float = 2e-3
     weight_decay: float = 1e-4
     label_smoothing: float = 0.05
+    shift: int = 0
     seed: int = 0
     download: bool = True
+
+    @classmethod
+    def for_model(cls, model: str, **settings: Any) -> Recipe:
+        """The recipe of ``model`` (its registered defaults over the MLP's), with
+        ``settings`` changed: ``Recipe.for_model("cnn", dataset="fashion-mnist")``."""
+        from tensorgrad.training.models import model_spec
+
+        return cls(**{**model_spec(model).defaults, "model": model, **settings})
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first setting that cannot work."""
@@ -57,6 +72,7 @@ class Recipe:
                 _number(self.label_smoothing) and 0 <= self.label_smoothing < 1,
                 "a number in [0, 1)",
             ),
+            ("shift", _is_int(self.shift) and self.shift >= 0, "an integer >= 0"),
             (
                 "seed",
                 isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
@@ -90,8 +106,12 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return _is_int(value) and value > 0
 
 
 def _widths(value: Any) -> bool:
@@ -111,6 +131,7 @@ RESULT_FIELDS = (
     "lr",
     "weight_decay",
     "label_smoothing",
+    "shift",
     "seed",
 )
 

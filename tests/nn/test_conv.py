@@ -243,6 +243,77 @@ def test_threads_and_chunks_change_nothing(tricks, fn, w_shape):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("fused", [False, True])
+def test_conv_relu_fusion_changes_nothing(tricks, fused):
+    """The layers one by one and ``conv_relu_chain`` (Conv2d + ReLU as one op): the same
+    values and gradients, with and without threads and chunks."""
+    from tensorgrad.nn.modules.conv import conv_relu_chain
+
+    tg.manual_seed(3)
+    layers = (
+        cm.Conv2d(3, 4, 3, padding=1), nn.ReLU(), cm.Conv2d(4, 5, 2, bias=False), nn.ReLU(),
+        cm.Conv2d(5, 2, 1), cm.MaxPool2d(2), nn.ReLU(),
+    )  # fmt: skip
+    for layer in layers:
+        layer.double()
+    params = [p for layer in layers for p in layer.parameters()]
+    x = np.random.default_rng(7).standard_normal((6, 3, 7, 6))
+
+    def forward(t):
+        if fused:
+            return conv_relu_chain(layers)(t)
+        for layer in layers:
+            t = layer(t)
+        return t
+
+    def run():
+        for p in params:
+            p.grad = None
+        t = tg.tensor(x, requires_grad=True)
+        out = forward(t)
+        out.backward(np.cos(np.arange(out.size)).reshape(out.shape))
+        return [out.numpy(), t.grad.numpy(), *(p.grad.numpy() for p in params)]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "THREADS", 1)
+        patch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
+        fused = False  # the reference: the layers one by one, in one thread, one chunk
+        expected = run()
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+def test_conv_relu_chain_fuses_each_conv_followed_by_a_relu():
+    from tensorgrad.nn.modules.conv import conv_relu_chain
+
+    conv, relu, pool = cm.Conv2d(1, 2, 3), nn.ReLU(), cm.MaxPool2d(2)
+    x = tg.randn(2, 1, 6, 6, requires_grad=True)
+    assert conv_relu_chain((conv, relu))(x).grad_fn.name == "conv2d_relu"
+    assert conv_relu_chain((relu, conv))(x).grad_fn.name == "conv2d"
+    out = conv_relu_chain((conv, relu, pool))(x)
+    assert out.grad_fn.name == "max_pool2d"
+    np.testing.assert_array_equal(out.numpy(), pool(relu(conv(x))).numpy())
+
+
+def test_conv_relu_second_derivatives_match_the_two_ops():
+    """create_graph through the fused op records the masked VJP: a Hessian-vector product
+    equals the unfused one's."""
+    from tensorgrad.nn.functional.conv import conv2d_relu
+
+    rng = np.random.default_rng(9)
+    x, w, b = (rng.standard_normal(s) for s in ((2, 2, 5, 5), (3, 2, 3, 3), (3,)))
+    v = rng.standard_normal((3, 2, 3, 3))
+    results = []
+    for fn in (conv2d_relu, lambda *a, **k: F.conv2d(*a, **k).relu()):
+        tx, tw = leaf(x), leaf(w)
+        loss = (fn(tx, tw, leaf(b), padding=1) ** 2).sum()
+        (gw,) = tg.autograd.grad(loss, [tw], create_graph=True)
+        (hv,) = tg.autograd.grad((gw * tg.tensor(v)).sum(), [tx])
+        results.append(hv.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
 def test_threads_split_a_batch_and_report_a_workers_error(monkeypatch):
     monkeypatch.setattr(parallel, "THREADS", 2)
     seen = []
@@ -301,6 +372,23 @@ def test_channels_last_and_strided_inputs_give_the_same_results():
         )
         for fn in (lambda t: F.max_pool2d(t, 2, 1, 1), lambda t: F.avg_pool2d(t, 2, 1, 1)):
             np.testing.assert_allclose(fn(tg.tensor(variant)).numpy(), fn(tg.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("pool", [F.max_pool2d, F.avg_pool2d])
+@pytest.mark.parametrize("hw", [(2, 2), (3, 2), (1, 1)])
+def test_pooling_a_channels_last_input_down_to_one_pixel(tricks, pool, hw):
+    """A (N, C, 1, 1) result is both channels-last and contiguous: it must still line up
+    with a channels-last input's windows (a CNN on 8×8 digits pools 2×2 maps to 1×1)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4, *hw))
+    last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    fn = lambda t: pool(t, hw)  # noqa: E731
+    expected, expected_grads, _ = _reference_gradients([x], fn)
+    for variant in (x, last):
+        out, grads, _ = gradients(fn, [variant])
+        assert out.shape == (3, 4, 1, 1)
+        np.testing.assert_allclose(out, expected, rtol=1e-13)
+        np.testing.assert_allclose(grads[0], expected_grads[0], rtol=1e-13)
 
 
 # --------------------------------------------------------------------------- max-pool ties
@@ -720,3 +808,21 @@ def test_the_thread_count_comes_from_the_environment(monkeypatch):
         parallel._default_threads()
     monkeypatch.delenv("TENSORGRAD_THREADS")
     assert 1 <= parallel._default_threads() <= 2
+
+
+def test_sequential_runs_a_conv2d_followed_by_a_relu_as_one_op():
+    conv, relu = nn.Conv2d(2, 3, 3), nn.ReLU()
+    model = nn.Sequential(conv, relu, nn.MaxPool2d(2), nn.Flatten(), nn.Linear(3, 4), nn.ReLU())
+    x = tg.tensor(np.random.default_rng(0).normal(size=(2, 2, 4, 4)))
+    assert nn.Sequential(conv, relu)(x).grad_fn.name == "conv2d_relu"
+    assert nn.Sequential(relu, conv)(x).grad_fn.name == "conv2d"
+    out = model(x)
+    assert out.grad_fn.name == "linear_chain"
+    expected = F.relu(
+        F.linear(
+            F.max_pool2d(F.relu(F.conv2d(x, conv.weight, conv.bias)), 2).flatten(1),
+            model[4].weight,
+            model[4].bias,
+        )
+    )
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)

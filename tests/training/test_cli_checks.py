@@ -39,7 +39,8 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         ("--checkpoint-every", "0", "expected a positive integer"),
         ("--plot", "curve.txt", "expected an image file name ending in .png"),
         ("--plot", "curve", "expected an image file name ending in .png"),
-        ("--model", "cnn", "invalid choice: 'cnn'"),
+        ("--model", "resnet", "invalid choice: 'resnet'"),
+        ("--shift", "-1", "expected an integer >= 0, got '-1'"),
     ],
 )
 def test_bad_option_values_are_usage_errors(option, value, message, capsys):

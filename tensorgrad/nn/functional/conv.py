@@ -26,6 +26,7 @@ from tensorgrad.nn.functional._conv_args import (
 from tensorgrad.ops.conv import (
     ConstantPad,
     Conv2d,
+    Conv2dRelu,
     Fold,
     Unfold,
     check_conv,
@@ -46,6 +47,7 @@ def _conv(
     padding: Any,
     dilation: Any,
     groups: Any,
+    op_type: type[Conv2d] = Conv2d,
 ) -> Tensor:
     x, weight = tensor_of(input), tensor_of(weight)
     bias = None if bias is None else tensor_of(bias)
@@ -62,7 +64,7 @@ def _conv(
         weight = weight.reshape((weight.shape[0], weight.shape[1], 1, weight.shape[2]))
         stride, dilation, pads = (1, *stride), (1, *dilation), ((0, 0), *pads)
     args = (x, weight) if bias is None else (x, weight, bias)
-    out = apply(Conv2d(stride, pads, dilation, groups), *args)
+    out = apply(op_type(stride, pads, dilation, groups), *args)
     if d == 1:
         out = out.reshape((out.shape[0], out.shape[1], out.shape[3]))
     return unbatched(out, added)
@@ -80,6 +82,21 @@ def conv2d(
     """2-D cross-correlation of (N, C, H, W) or (C, H, W) input with weight
     (O, C/groups, kH, kW); padding an int, a pair, ``'valid'`` or ``'same'``."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d_relu(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: IntPair = 1,
+    padding: IntPair | str = 0,
+    dilation: IntPair = 1,
+    groups: int = 1,
+) -> Tensor:
+    """``relu(conv2d(...))`` as one op, faster than the two (``ops.conv.Conv2dRelu`` says
+    why): what ``Sequential`` runs for a ``Conv2d`` layer followed by a ``ReLU``. Not a
+    PyTorch function, so not in ``tensorgrad.nn.functional``'s namespace."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, Conv2dRelu)
 
 
 def conv1d(

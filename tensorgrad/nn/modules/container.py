@@ -58,12 +58,13 @@ def _check_module(value: Any, where: str) -> Module:
     return value
 
 
-#: layer types that ``Sequential`` runs together as one fused op when two or more follow each
-#: other, each with the function that turns such a run into one function of the input: filled
-#: in by the module that defines the layers (runs of ``Linear`` and ``ReLU`` are one
-#: ``linear_chain`` op). A speed trick: one node instead of one per layer, and the ReLU masks
-#: applied in place, as a hand-written MLP step does (docs/performance.md).
-FUSERS: dict[type, Callable[[tuple[Module, ...]], Callable[[Any], Any]]] = {}
+#: layer types that ``Sequential`` runs together as one fused function when two or more follow
+#: each other: for the type that starts a run, the function that turns the run into one
+#: function of the input, and the types the run may go on with. Filled in by the modules that
+#: define the layers: runs of ``Linear`` and ``ReLU`` are one ``linear_chain`` op, a ``Conv2d``
+#: followed by a ``ReLU`` is one ``conv2d_relu`` op. A speed trick: fewer nodes, and the ReLU
+#: applied where its input is still in cache, as a hand-written step does (docs/performance.md).
+FUSERS: dict[type, tuple[Callable[[tuple[Module, ...]], Callable[[Any], Any]], frozenset]] = {}
 
 
 class _Plan:
@@ -77,8 +78,9 @@ class _Plan:
         runs: list[Callable[[Any], Any]] = []
         i, n = 0, len(modules)
         while i < n:
-            fuser, end = FUSERS.get(type(modules[i])), i + 1
-            while fuser is not None and end < n and FUSERS.get(type(modules[end])) is fuser:
+            fuser, members = FUSERS.get(type(modules[i]), (None, ()))
+            end = i + 1
+            while end < n and type(modules[end]) in members:
                 end += 1
             runs.append(fuser(modules[i:end]) if end - i > 1 else modules[i])
             i = end

@@ -5,12 +5,16 @@ unchanged."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from tensorgrad import backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
+from tensorgrad.nn.functional.conv import conv2d_relu
+from tensorgrad.nn.modules.activation import ReLU
+from tensorgrad.nn.modules.container import FUSERS
 from tensorgrad.nn.modules.module import Module
 from tensorgrad.nn.parameter import Parameter
 from tensorgrad.ops.conv import conv_padding, int_tuple, positive
@@ -130,3 +134,39 @@ class Conv1d(_ConvNd):
         return F.conv1d(
             x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
+
+
+def conv_relu_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
+    """A run of ``Conv2d`` and ``ReLU`` layers (in ``Sequential``) as a function: each
+    ``Conv2d`` directly followed by a ``ReLU`` runs as the one op ``conv2d_relu``, the
+    others as themselves. The layers' parameters are read at each call."""
+    steps: list[Callable[[Any], Any]] = []
+    i = 0
+    while i < len(layers):
+        layer = layers[i]
+        follower = layers[i + 1] if i + 1 < len(layers) else None
+        if type(layer) is Conv2d and type(follower) is ReLU:
+            steps.append(_fused(layer))
+            i += 2
+        else:
+            steps.append(layer)
+            i += 1
+
+    def run(x: Any) -> Tensor:
+        for step in steps:
+            x = step(x)
+        return x
+
+    return run
+
+
+def _fused(conv: Conv2d) -> Callable[[Any], Tensor]:
+    def run(x: Any) -> Tensor:
+        return conv2d_relu(
+            x, conv.weight, conv.bias, conv.stride, conv.padding, conv.dilation, conv.groups
+        )
+
+    return run
+
+
+FUSERS[Conv2d] = (conv_relu_chain, frozenset((Conv2d, ReLU)))

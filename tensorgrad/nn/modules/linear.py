@@ -93,4 +93,4 @@ def _linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
     return run
 
 
-FUSERS[Linear] = FUSERS[ReLU] = _linear_chain
+FUSERS[Linear] = FUSERS[ReLU] = (_linear_chain, frozenset((Linear, ReLU)))

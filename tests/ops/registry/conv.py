@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.nn import functional as FC
+from tensorgrad.nn.functional.conv import conv2d_relu
 from tests.ops.registry.core import ErrorInput, OpInfo, Sample, exempt, register, uniform
 
 
@@ -56,6 +57,10 @@ def _conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     if b is not None:
         out += b[None, :, None, None]
     return out[0] if unbatched else out
+
+
+def _conv2d_relu_ref(*args, **kwargs):
+    return np.maximum(_conv2d_ref(*args, **kwargs), 0)
 
 
 def _conv1d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
@@ -317,6 +322,9 @@ _PAD_ERRORS = (
 
 # --------------------------------------------------------------------------- the entries
 register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
+register(
+    OpInfo("conv2d_relu", conv2d_relu, _conv2d_relu_ref, _conv2d_samples, errors=_CONV2D_ERRORS)
+)
 register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
 register(
     OpInfo(
@@ -342,6 +350,7 @@ exempt(
     "0-d",
     "input and weight have at least 3 dimensions (a 2-D input is an error input)",
     "conv2d",
+    "conv2d_relu",
 )
 exempt(
     "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d"
