@@ -161,6 +161,8 @@ class MathMethods:
         return self + (other if alpha == 1 else other * alpha)
 
     def sub(self, other: Any, alpha: float = 1) -> Any:
+        if alpha != 1:  # other * alpha would make a bool a number that Sub no longer refuses
+            ops.Sub.refuse_bools("sub", self, other)
         return self - (other if alpha == 1 else other * alpha)
 
     subtract = sub

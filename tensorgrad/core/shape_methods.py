@@ -238,14 +238,24 @@ class ShapeMethods:
 # --------------------------------------------------------------------------- helpers
 def raw_index(index: Any) -> Any:
     """An index with any Tensors in it replaced by their arrays (an integer tensor indexes
-    like an integer array, a bool tensor like a mask)."""
-    if isinstance(index, engine.Tensor):
-        return index._data
+    like an integer array, a bool tensor like a mask; a 0-d one like the integer it holds)."""
+    if isinstance(index, (engine.Tensor, np.ndarray)):
+        return _raw_part(index)
     if isinstance(index, tuple):
-        return tuple(i._data if isinstance(i, engine.Tensor) else i for i in index)
+        return tuple(map(_raw_part, index))
     if isinstance(index, list):
         return np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
     return index
+
+
+def _raw_part(part: Any) -> Any:
+    """One part of an index, a Tensor's array for a Tensor; a 0-d signed-integer tensor or
+    array as a Python int, so that it selects a view as in PyTorch (NumPy's advanced
+    indexing with a 0-d array copies)."""
+    array = part._data if isinstance(part, engine.Tensor) else part
+    if isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind == "i":
+        return int(array)
+    return array
 
 
 def _index_array(index: Any, name: str) -> np.ndarray:

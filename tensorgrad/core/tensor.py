@@ -491,6 +491,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return apply_inplace(ops.Add(), self, _inplace_operand(other, alpha))
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        if alpha != 1:  # other * alpha would make a bool a number that Sub no longer refuses
+            ops.Sub.refuse_bools("sub_", self, other)
         return apply_inplace(ops.Sub(), self, _inplace_operand(other, alpha))
 
     def mul_(self, other: Any) -> Tensor:

@@ -27,18 +27,35 @@ class Add(Op):
         )
 
 
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False or getattr(value, "dtype", None) == np.bool_
+
+
 def _refuse_bools(name: str, *operands: Any) -> None:
-    """PyTorch refuses ``-`` on bools (NumPy would compute True - uint8 1 as 255)."""
-    for value in operands:
-        if value is True or value is False or getattr(value, "dtype", None) == np.bool_:
-            raise RuntimeError(
-                f"{name}: the `-` operator on a bool tensor is not supported; use `^` or "
-                "logical_xor(), or `~` or logical_not() to invert a mask"
-            )
+    """PyTorch refuses ``-`` on bools (NumPy would compute True - uint8 1 as 255), with its
+    messages: two bool operands, one, or negation."""
+    bools = sum(map(_is_bool, operands))
+    if not bools:
+        return
+    if len(operands) == 1:
+        what = "Negation, the `-` operator, on a bool tensor is not supported."
+    elif bools == 2:
+        what = "Subtraction, the `-` operator, with two bool tensors is not supported."
+    else:
+        what = "Subtraction, the `-` operator, with a bool tensor is not supported."
+    hint = (
+        "Use the `^` or `logical_xor()` operator instead."
+        if bools == 2
+        else "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
+    raise RuntimeError(f"{name}: {what} {hint}")
 
 
 class Sub(Op):
     uses_inputs = False
+    #: for callers that convert the operands first (dtype promotion, ``alpha``), which would
+    #: hide a bool from ``forward``
+    refuse_bools = staticmethod(_refuse_bools)
 
     def forward(self, x, y):
         _refuse_bools("sub", x, y)

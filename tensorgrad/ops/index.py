@@ -28,7 +28,12 @@ class GetItem(Op):
         self.index = index
 
     def forward(self, x):
-        return x[self.index]
+        out = x[self.index]
+        if not isinstance(out, np.ndarray) and is_basic_index(self.index):
+            # integers picked one element: NumPy gives a scalar (a copy), PyTorch a 0-d view,
+            # which NumPy gives too once the index ends with an Ellipsis
+            out = x[(*self.index, ...) if isinstance(self.index, tuple) else (self.index, ...)]
+        return out
 
     def backward(self, grad, out, x):
         return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)

@@ -118,8 +118,12 @@ def _shares(x: Any, y: Any) -> bool:
 
 def _index(shape: tuple, k: int) -> Any:
     """One of a few indices that fit ``shape`` (None when none does): each picks a view."""
-    if len(shape) < 2 or shape[0] == 0:  # an int picking one element is not a view yet
-        return None if not shape else slice(k % 2, None)
+    if not shape:
+        return None
+    if shape[0] == 0:
+        return slice(k % 2, None)
+    if len(shape) == 1:  # an int picks one element: a 0-d view
+        return [slice(k % 2, None), 0, -1][k % 3]
     choices: list[Any] = [0, slice(0, 2), slice(1, None), (slice(None), 1), (slice(0, 2), 1)]
     return choices[k % len(choices)]
 
@@ -260,8 +264,8 @@ def _view(x: Any, name: str, k: int) -> Any:
         return x[k % 2 :] if shape and shape[0] else "skip"
     if name == "cols":
         return x[:, k % 2 : 3] if len(shape) >= 2 else "skip"
-    if name == "int":  # on 2-D and more: see _index
-        return x[k % shape[0]] if len(shape) >= 2 and shape[0] else "skip"
+    if name == "int":  # on 1-D, a 0-d view of one element
+        return x[k % shape[0]] if shape and shape[0] else "skip"
     if name == "T":
         return x.T if len(shape) == 2 else "skip"
     if name == "transpose":

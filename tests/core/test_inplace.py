@@ -176,11 +176,6 @@ def test_an_operand_in_the_target_memory_is_fine_when_unread():
     np.testing.assert_array_equal(a.grad.numpy(), [2.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops.GetItem returns a copy, not a view, for an integer index that picks one "
-    "element (NumPy gives a scalar): x[0].mul_(10) leaves x alone (ops/index.py; reported)",
-)
 def test_an_element_picked_by_integers_is_a_view():
     x = tg.tensor([1.0, 2.0, 3.0])
     x[0].mul_(10)
@@ -190,6 +185,170 @@ def test_an_element_picked_by_integers_is_a_view():
     y[1].mul_(5)
     y.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 5.0, 1.0])
+
+
+ELEMENTS = {  # ways to pick the element at flat position 5 of a 2x3 tensor (its value 6)
+    "x[1, 2]": lambda x: x[1, 2],
+    "x[-1, -1]": lambda x: x[-1, -1],
+    "x[1][2]": lambda x: x[1][2],
+    "1-D x[5]": lambda x: x.reshape(-1)[5],
+    "1-D x[-1]": lambda x: x.view(-1)[-1],
+    "np.int64": lambda x: x[np.int64(1), np.int64(2)],
+    # siblings: a 0-d integer tensor indexes as the integer it holds (NumPy would copy)
+    "0-d tensors": lambda x: x[tg.tensor(1), tg.tensor(2)],
+    "0-d tensor then int": lambda x: x[tg.tensor(1)][2],
+    "iteration": lambda x: list(x[1])[2],
+    "unbind": lambda x: x[1].unbind()[2],
+}
+
+
+@pytest.mark.parametrize("pick", list(ELEMENTS))
+def test_every_way_of_picking_one_element_gives_a_0d_view(pick):
+    x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    e = ELEMENTS[pick](x)
+    assert e.shape == () and e.item() == 6.0
+    before = x._version
+    e.mul_(10)  # reaches x, and x's version counter
+    np.testing.assert_array_equal(x.numpy(), [[1.0, 2.0, 3.0], [4.0, 5.0, 60.0]])
+    assert x._version == e._version != before
+    x.add_(1)  # and the other way
+    assert e.item() == 61.0
+
+
+def test_an_element_of_a_0d_tensor_is_a_view():
+    x = tg.tensor(5.0)
+    x[()].mul_(2)
+    x[...].add_(1)
+    assert x.item() == 11.0
+
+
+def _element_programs() -> dict:
+    """In-place changes through elements of a non-leaf ``y``, and PyTorch's gradients of
+    ``a`` (2x3) and ``b`` (3,) for each."""
+
+    def square_sum(y):
+        return (y * y).sum()
+
+    def first_of_1d(lib, a, b):
+        y = b * 1
+        y[0].mul_(10)
+        return square_sum(y)
+
+    def last_by_tensor(lib, a, b):
+        y = b * 2
+        y[-1].mul_(b[0])
+        return (y**2).sum()
+
+    def of_2d(lib, a, b):
+        y = a * 1
+        y[1, 2].mul_(3)
+        return (y * a).sum()
+
+    def chained(lib, a, b):
+        y = a * 2
+        y[0][1].mul_(4)
+        return square_sum(y)
+
+    def read_then_changed(lib, a, b):
+        y = b * 3
+        e = y[1] + 0
+        y[1].add_(b[2])
+        return (e * y).sum()
+
+    def output_saved_then_changed(lib, a, b):
+        y = b.exp()  # exp's backward reads y
+        y[1].add_(5)
+        return y.sum()
+
+    def kept_view_of_changed_base(lib, a, b):
+        y = b * 1
+        e = y[2]
+        y.mul_(2)
+        return e * 3 + y.sum()
+
+    def copied_into(lib, a, b):
+        y = b * 1
+        y[0].copy_(b[2] * 3)
+        return y.sum() * 2
+
+    def by_0d_tensor(lib, a, b):
+        y = a * 1
+        y[lib.tensor(1)].mul_(3)
+        return square_sum(y)
+
+    def two_elements(lib, a, b):
+        y = b * 1
+        y[0].add_(y[1] * 2)
+        y[2].mul_(y[0] + 0)
+        return square_sum(y)
+
+    def operand_saved_then_changed(lib, a, b):
+        y = b * 1
+        y[0].mul_(y[1])  # mul_'s backward reads y[1], which mul_ itself changed
+        return square_sum(y)
+
+    return {
+        f.__name__: f
+        for f in (
+            first_of_1d,
+            last_by_tensor,
+            of_2d,
+            chained,
+            read_then_changed,
+            kept_view_of_changed_base,
+            copied_into,
+            by_0d_tensor,
+            two_elements,
+            output_saved_then_changed,
+            operand_saved_then_changed,
+        )
+    }
+
+
+ELEMENT_PROGRAMS = _element_programs()
+ELEMENT_GRADIENTS = {  # PyTorch 2's gradients of a and b
+    "first_of_1d": ([[0, 0, 0], [0, 0, 0]], [100.0, -2.0, 4.0]),
+    "last_by_tensor": ([[0, 0, 0], [0, 0, 0]], [20.0, -8.0, 4.0]),
+    "of_2d": ([[2, 4, 6], [8, 10, 36]], [0.0, 0.0, 0.0]),
+    "chained": ([[8, 256, 24], [32, 40, 48]], [0.0, 0.0, 0.0]),
+    "read_then_changed": ([[0, 0, 0], [0, 0, 0]], [-9.0, 10.5, -12.0]),
+    "kept_view_of_changed_base": ([[0, 0, 0], [0, 0, 0]], [2.0, 2.0, 8.0]),
+    "copied_into": ([[0, 0, 0], [0, 0, 0]], [0.0, 2.0, 8.0]),
+    "by_0d_tensor": ([[2, 4, 6], [72, 90, 108]], [0.0, 0.0, 0.0]),
+    "two_elements": ([[0, 0, 0], [0, 0, 0]], [-15.0, -32.0, 9.0]),
+}
+
+
+@pytest.mark.parametrize("name", ["output_saved_then_changed", "operand_saved_then_changed"])
+def test_an_element_changed_after_backward_saved_it_is_refused(name):
+    with pytest.raises(RuntimeError, match="modified in place"):
+        _element_gradients(tg, name)
+
+
+def _element_gradients(lib, name):
+    a = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    b = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    ELEMENT_PROGRAMS[name](lib, a, b).backward()
+    return [np.zeros(tuple(t.shape)) if t.grad is None else t.grad.numpy() for t in (a, b)]
+
+
+@pytest.mark.parametrize("name", list(ELEMENT_GRADIENTS))
+def test_in_place_changes_through_elements_get_pytorchs_gradients(name):
+    for got, expected in zip(_element_gradients(tg, name), ELEMENT_GRADIENTS[name]):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(ELEMENT_PROGRAMS))
+def test_in_place_changes_through_elements_agree_with_pytorch(name):
+    torch = pytest.importorskip("torch")
+    try:
+        theirs = _element_gradients(torch, name)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="modified in place"):
+            _element_gradients(tg, name)
+        return
+    for got, expected in zip(_element_gradients(tg, name), theirs):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- views of a changed base

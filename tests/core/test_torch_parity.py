@@ -495,8 +495,6 @@ def test_binary_ops_promote_as_pytorch(op, left, right):
         return  # two numbers: Python's arithmetic, no tensor involved
     if op == "maximum" and "scalar" in (left[0], right[0]):
         return  # torch.maximum takes tensors only
-    if op == "sub" and _bool_and_float_number(left, right):
-        return  # a known gap: test_bool_tensor_minus_a_float_number_is_refused
     a, b = (operand(torch, *left), operand(torch, *right))
     try:
         expected = promoted(torch, op, a, b)
@@ -509,23 +507,37 @@ def test_binary_ops_promote_as_pytorch(op, left, right):
         assert dtype_name(torch.result_type(a, b)) == expected
 
 
-def _bool_and_float_number(left: tuple, right: tuple) -> bool:
-    kinds = {left[0], right[0]}
-    number = left if left[0] == "scalar" else right
-    tensor = right if left[0] == "scalar" else left
-    return "scalar" in kinds and isinstance(number[2], float) and tensor[1] == "bool"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.binary casts the bool tensor to float32 (PyTorch's result type) before "
-    "the Sub op can see and refuse the bool",
-)
 @pytest.mark.parametrize("order", ["bool_first", "number_first"])
 def test_bool_tensor_minus_a_float_number_is_refused(order):
+    """engine.binary refuses before promotion, which would cast the bool to float32."""
     x = tg.tensor([True, False])
     with pytest.raises(RuntimeError, match="bool"):
         _ = x - 2.5 if order == "bool_first" else 2.5 - x
+
+
+SUB_SPELLINGS = {
+    "sub": lambda lib, b, f: lib.sub(b, 1.5),
+    "Tensor.sub": lambda lib, b, f: b.sub(1.5),
+    "__rsub__": lambda lib, b, f: b.__rsub__(1.5),
+    "0-d": lambda lib, b, f: b[0] - 1.5,
+    "alpha": lambda lib, b, f: f.sub(b, alpha=2),
+    "alpha_bool_number": lambda lib, b, f: f.sub(True, alpha=2),
+    "subtract_alpha": lambda lib, b, f: lib.subtract(f, b, alpha=0.5),
+    "sub_alpha": lambda lib, b, f: f.sub_(b, alpha=2),
+    "two_bools_alpha": lambda lib, b, f: b.sub(b, alpha=2),
+}
+
+
+@pytest.mark.parametrize("spelling", list(SUB_SPELLINGS))
+def test_every_spelling_of_subtraction_refuses_a_bool(spelling):
+    """Sub sees no bool once promotion or ``alpha`` has made it a number: each spelling
+    refuses it first, with PyTorch's message."""
+    call = SUB_SPELLINGS[spelling]
+    with pytest.raises(RuntimeError) as ours:
+        call(tg, tg.tensor([True, False]), tg.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.tensor([True, False]), torch.tensor([1.0, 2.0]))
+    assert str(ours.value).split(": ", 1)[1] == str(theirs.value)
 
 
 @pytest.mark.parametrize("left", ["int64", "int32", "uint8", "bool"])

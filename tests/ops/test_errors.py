@@ -149,9 +149,17 @@ def test_gather_and_scatter_add_refuse_indices_out_of_bounds(bad):
         pytest.param(lambda: True - tg.tensor([1.5]), id="True-float"),
         pytest.param(lambda: tg.tensor([1, 2]).sub_(tg.tensor([True, False])), id="in_place"),
         pytest.param(lambda: -tg.tensor([True]), id="neg"),
+        # a float number promotes the bool tensor to float32: refused before the cast
+        pytest.param(lambda: tg.tensor([True]) - 1.5, id="bool-float_number"),
+        pytest.param(lambda: 1.5 - tg.tensor([True]), id="float_number-bool"),
+        pytest.param(lambda: tg.tensor(True) - 1.5, id="0d_bool-float_number"),
+        # alpha scales the bool into a number: refused before scaling
+        pytest.param(lambda: tg.tensor([1.0]).sub(tg.tensor([True]), alpha=2), id="alpha"),
+        pytest.param(lambda: tg.tensor([1.0]).sub_(tg.tensor([True]), alpha=2), id="alpha_"),
     ],
 )
 def test_subtracting_or_negating_bools_is_refused_as_in_pytorch(call):
     """PyTorch refuses ``-`` with a bool operand (NumPy computes bool - uint8 as 0 - 1 = 255)."""
-    with pytest.raises(RuntimeError, match=r"^(sub|neg)_?: the `-` operator on a bool tensor"):
+    message = r"^(sub|neg)_?: (Subtraction|Negation), the `-` operator"
+    with pytest.raises(RuntimeError, match=message):
         call()
