@@ -177,9 +177,10 @@ class MathMethods:
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
+        dtype = backend.result_type(self._data, _raw(other))
+        check_integer_divisor("div", dtype, other)
         quotient = (self / other).detach()
         rounded = np.floor(quotient._data) if rounding_mode == "floor" else np.trunc(quotient._data)
-        dtype = backend.result_type(self._data, _raw(other))
         return wrap(rounded.astype(dtype))
 
     divide = true_divide = div
@@ -491,6 +492,12 @@ def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
     return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
+
+
+def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
+    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
+    if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
+        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
 def _raw(value: Any) -> Any:

@@ -26,9 +26,12 @@ class Sigmoid(Op):
 
 
 class Relu(Op):
-    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch."""
+    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
+    bool inputs (NumPy would give int64)."""
 
     def forward(self, x):
+        if x.dtype == np.bool_:
+            raise RuntimeError("relu: boolean inputs are not supported")
         return np.maximum(x, 0)
 
     def forward_inplace(self, target):

@@ -1,0 +1,514 @@
+"""A hypothesis fuzz of the public tensor API (issue 13): random shapes (0-d, size 1, empty,
+broadcastable or not), dtypes (bool, int32, int64, float32, float64) and arguments, valid
+and invalid, for each entry point in a table.
+
+Every call must do one of two things:
+
+* give the right result: the value and the dtype of a reference written here on NumPy,
+  independently of the library, with PyTorch's dtype promotion (docs/design.md,
+  "Conventions"); and, where the result is differentiable, a backward pass that gives every
+  input a ``.grad`` of the input's shape and dtype, finite where the op is smooth, and (in
+  float64) equal to a central finite difference along a random direction;
+* or raise one of the documented exception types (``TypeError``, ``ValueError``,
+  ``IndexError``, ``RuntimeError``, ``NotImplementedError``) with a message that names the
+  op or the problem: never ``AttributeError``, ``KeyError``, ``ZeroDivisionError``,
+  ``np.linalg.LinAlgError`` or a bare NumPy message.
+
+The reference says which calls are invalid (PyTorch's rules, tensorgrad's where
+docs/porting.md says it differs on purpose); a call the reference accepts must succeed, and
+one it refuses must raise. The default suite runs a few hundred examples, derandomized so CI
+is reproducible; ``-m slow`` runs many more.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tensorgrad as tg
+import tensorgrad.nn.functional as F
+
+ALLOWED = (TypeError, ValueError, IndexError, RuntimeError, NotImplementedError)
+DTYPES = ("bool", "int32", "int64", "float32", "float64")
+FLOATS = ("float32", "float64")
+
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+SLOW = settings(FAST, max_examples=1500)
+
+
+class Invalid(Exception):
+    """Raised by a reference: PyTorch (or tensorgrad's documented rule) refuses the call."""
+
+
+class Either(Exception):
+    """Raised by a reference: the call may raise, or give ``value`` (tensorgrad is more
+    permissive than PyTorch here, e.g. ``abs`` of a bool tensor)."""
+
+    def __init__(self, value: Any = None) -> None:
+        super().__init__()
+        self.value = value
+
+
+# --------------------------------------------------------------------------- strategies
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
+nonempty_shapes = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
+dtypes = st.sampled_from(DTYPES)
+# wrong types and bad values for a dim argument
+bad_things = st.sampled_from([None, "0", 1.5, [0, [1]], object(), -100, 100])
+
+
+def make_array(seed: int, shape: tuple, dtype: str, positive: bool = False) -> np.ndarray:
+    """Random values of ``dtype``: floats away from 0 and ties (distinct almost surely),
+    small integers, random bools."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.startswith("int"):
+        low = 0 if positive else -4
+        return rng.integers(low, 5, shape).astype(dtype)
+    values = rng.uniform(0.2, 2.0, shape) * (1 if positive else rng.choice([-1, 1], shape))
+    return np.asarray(values, dtype=dtype)
+
+
+@st.composite
+def arrays(draw: Any, shape: Any = shapes, dtype: Any = dtypes, positive: bool = False) -> Any:
+    s = draw(shape) if not isinstance(shape, tuple) else shape
+    d = draw(dtype) if not isinstance(dtype, str) else dtype
+    return make_array(draw(st.integers(0, 2**32 - 1)), s, d, positive)
+
+
+def leaf(array: np.ndarray) -> tg.Tensor:
+    """A tensor of ``array`` (a copy); floating ones require grad."""
+    return tg.tensor(array.copy(), requires_grad=array.dtype.kind == "f")
+
+
+# --------------------------------------------------------------------------- references
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _tier_max(dtypes_: list) -> np.dtype:
+    return max(dtypes_, key=lambda d: (_CATEGORY[d.kind], d.itemsize))
+
+
+def promote(*operands: Any) -> np.dtype:
+    """PyTorch's result type, written out: tensors with dimensions, then 0-d tensors, then
+    Python numbers; a later tier counts only when it brings a higher category."""
+    tiers: list[list] = [[], [], []]
+    for v in operands:
+        if isinstance(v, np.ndarray):
+            tiers[0 if v.ndim else 1].append(v.dtype)
+        elif isinstance(v, bool):
+            tiers[2].append(np.dtype(bool))
+        elif isinstance(v, int):
+            tiers[2].append(np.dtype("int64"))
+        else:
+            tiers[2].append(np.dtype("float32"))
+    result = None
+    for tier in tiers:
+        if tier:
+            best = _tier_max(tier)
+            if result is None or _CATEGORY[best.kind] > _CATEGORY[result.kind]:
+                result = best
+    return result
+
+
+def floating(a: np.ndarray) -> np.ndarray:
+    """Integer and bool inputs of exp, log, ... are computed in float32 (PyTorch)."""
+    return a if a.dtype.kind == "f" else a.astype(np.float32)
+
+
+def ref_sigmoid(a: np.ndarray) -> np.ndarray:
+    a = floating(a)
+    return (1 / (1 + np.exp(-a.astype(np.float64)))).astype(a.dtype)
+
+
+# --------------------------------------------------------------------------- checking
+def check_error(exc: BaseException, name: str) -> None:
+    """``exc`` is a documented exception type, with a message naming the op or the problem."""
+    assert isinstance(exc, ALLOWED), f"{name}: {type(exc).__name__}: {exc}"
+    assert not isinstance(exc, (KeyError, np.linalg.LinAlgError)), (name, exc)
+    message = str(exc).strip()
+    assert len(message) >= 8, f"{name}: uninformative message {message!r}"
+    words = (name.lower(), "dim", "shape", "size", "index", "dtype", "axis", "range", "bool",
+             "int", "float", "tensor", "must", "expected", "invalid", "cannot", "not ",
+             "only", "argument", "got")  # fmt: skip
+    assert any(w in message.lower() for w in words), f"{name}: message {message!r}"
+
+
+def assert_same(result: Any, expected: np.ndarray, name: str) -> None:
+    """``result`` (a Tensor) has ``expected``'s shape, dtype and values."""
+    assert isinstance(result, tg.Tensor), f"{name}: got {type(result).__name__}"
+    got, expected = result.numpy(), np.asarray(expected)
+    assert got.shape == expected.shape, f"{name}: shape {got.shape} != {expected.shape}"
+    assert got.dtype == expected.dtype, f"{name}: dtype {got.dtype} != {expected.dtype}"
+    if expected.dtype.kind == "f":
+        tol = 1e-5 if expected.dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, equal_nan=True, err_msg=name)
+    else:
+        np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+def outcome(call: Callable[[], Any], reference: Callable[[], Any], name: str) -> Any:
+    """Run the reference, then the call: an Invalid reference wants an error, an Either
+    reference an error or its value; otherwise the call must succeed and match. Returns the
+    call's result (None when it raised)."""
+    try:
+        with np.errstate(all="ignore"):
+            expected = reference()
+        mode = "value"
+    except Invalid:
+        mode, expected = "error", None
+    except Either as e:
+        mode, expected = "either", e.value
+    try:
+        result = call()
+    except Exception as exc:  # the point is to see what it raises
+        if mode == "value":
+            raise AssertionError(f"{name}: raised {type(exc).__name__}: {exc}") from exc
+        check_error(exc, name)
+        return None
+    assert mode != "error", f"{name}: accepted an invalid call, gave {result!r}"
+    if expected is not None:
+        if isinstance(expected, (list, tuple)):
+            assert isinstance(result, (list, tuple)) and len(result) == len(expected), name
+            for r, e in zip(result, expected):
+                assert_same(r, e, name)
+        else:
+            assert_same(result, expected, name)
+    return result
+
+
+def check_grads(fn: Callable[..., Any], arrays_: list[np.ndarray], smooth: bool, name: str) -> None:
+    """Backward through ``fn`` (on fresh leaves): each floating input's gradient has its
+    shape and dtype, is finite when the forward is finite and the op smooth there, and in
+    float64 matches a central difference along a random direction."""
+    tensors = [leaf(a) for a in arrays_]
+    with np.errstate(all="ignore"):
+        out = fn(*tensors)
+    outs = [o for o in (out if isinstance(out, (list, tuple)) else [out])
+            if isinstance(o, tg.Tensor) and o.requires_grad]  # fmt: skip
+    if not outs:
+        return
+    total = sum((o.sum() for o in outs), start=tg.tensor(0.0, dtype=tg.float64))
+    with np.errstate(all="ignore"):
+        total.backward()
+    forward_finite = all(np.isfinite(o.numpy()).all() for o in outs)
+    for t, a in zip(tensors, arrays_):
+        if a.dtype.kind != "f":
+            assert t.grad is None, f"{name}: an integer input got a gradient"
+            continue
+        g = t.grad
+        if g is None:  # the output did not depend on it (e.g. an empty result)
+            continue
+        assert g.shape == a.shape, f"{name}: grad shape {g.shape} != input shape {a.shape}"
+        assert g.dtype == a.dtype, f"{name}: grad dtype {g.dtype} != input dtype {a.dtype}"
+        if smooth and forward_finite:
+            assert np.isfinite(g.numpy()).all(), f"{name}: non-finite gradient {g}"
+    if not (smooth and forward_finite) or any(a.dtype != np.float64 for a in arrays_
+                                              if a.dtype.kind == "f"):  # fmt: skip
+        return
+    rng = np.random.default_rng(0)
+    directions = [rng.standard_normal(a.shape) if a.dtype.kind == "f" else None for a in arrays_]
+    eps = 1e-6
+
+    def total_at(sign: float) -> float:
+        moved = [tg.tensor(a + sign * eps * d) if d is not None else tg.tensor(a)
+                 for a, d in zip(arrays_, directions)]  # fmt: skip
+        with tg.no_grad(), np.errstate(all="ignore"):
+            o = fn(*moved)
+        parts = o if isinstance(o, (list, tuple)) else [o]
+        return sum(float(p.numpy().astype(np.float64).sum()) for p in parts
+                   if isinstance(p, tg.Tensor) and p.dtype.kind == "f")  # fmt: skip
+
+    numeric = (total_at(1) - total_at(-1)) / (2 * eps)
+    analytic = sum(float((t.grad.numpy() * d).sum()) for t, d in zip(tensors, directions)
+                   if d is not None and t.grad is not None)  # fmt: skip
+    assert math.isclose(numeric, analytic, rel_tol=1e-4, abs_tol=1e-5), (
+        f"{name}: finite difference {numeric} != gradient {analytic}"
+    )
+
+
+def fuzz(body: Callable[..., None]) -> tuple[Any, Any]:
+    """The default-suite test of ``body`` and its slow variant with many more examples."""
+    fast = FAST(given(data=st.data())(body))
+    slow = pytest.mark.slow(SLOW(given(data=st.data())(body)))
+    return fast, slow
+
+
+# --------------------------------------------------------------------------- unary
+def _unary_ref(name: str, a: np.ndarray, arg: Any) -> np.ndarray:
+    if name in ("exp", "log", "sqrt", "tanh"):
+        return getattr(np, name)(floating(a))
+    if name == "sigmoid":
+        return ref_sigmoid(a)
+    if name == "relu":
+        if a.dtype == bool:
+            raise Invalid  # PyTorch: "Boolean inputs not supported for relu"
+        return np.maximum(a, a.dtype.type(0))
+    if name == "abs":
+        if a.dtype == bool:
+            raise Either(a)  # PyTorch: not implemented for bool; tensorgrad: the same bools
+        return np.abs(a)
+    if name == "neg":
+        if a.dtype == bool:
+            raise Invalid
+        return -a
+    if name == "clamp":
+        lo, hi = arg
+        if lo is None and hi is None:
+            raise Invalid
+        bounds = [b for b in (lo, hi) if b is not None]
+        if any(isinstance(b, str) for b in bounds):
+            raise Invalid
+        dtype = promote(a, *bounds)
+        x = a.astype(dtype)
+        if lo is not None:
+            x = np.maximum(x, np.asarray(lo).astype(dtype))
+        if hi is not None:
+            x = np.minimum(x, np.asarray(hi).astype(dtype))
+        return x
+    if name == "pow":
+        if isinstance(arg, str) or arg is None:
+            raise Invalid
+        dtype = promote(a, arg)
+        if dtype.kind != "f" and arg < 0:
+            raise Invalid  # integers to negative integer powers
+        if a.dtype == bool and isinstance(arg, bool):
+            raise Either()  # PyTorch: pow not implemented for bool
+        return np.power(a.astype(dtype), np.asarray(arg).astype(dtype))
+    raise AssertionError(name)
+
+
+_UNARY_CALLS = {
+    "exp": lambda x, arg: x.exp(),
+    "log": lambda x, arg: tg.log(x),
+    "sqrt": lambda x, arg: x.sqrt(),
+    "tanh": lambda x, arg: tg.tanh(x),
+    "sigmoid": lambda x, arg: x.sigmoid(),
+    "relu": lambda x, arg: x.relu(),
+    "abs": lambda x, arg: abs(x),
+    "neg": lambda x, arg: -x,
+    "clamp": lambda x, arg: x.clamp(*arg),
+    "pow": lambda x, arg: x**arg,
+}
+
+
+def _smooth_unary(name: str, a: np.ndarray, arg: Any) -> bool:
+    """Whether the op is differentiable at every element (no kinks, inside its domain)."""
+    if name in ("log", "sqrt"):
+        return bool((a > 0.05).all())
+    if name in ("relu", "abs"):
+        return bool((np.abs(a) > 1e-3).all())
+    if name == "clamp":
+        bounds = [b for b in arg if isinstance(b, (int, float))]
+        return all(bool((np.abs(a - b) > 1e-3).all()) for b in bounds)
+    if name == "pow":
+        if isinstance(arg, float) and arg != int(arg):
+            return bool((a > 0.05).all())
+        return arg is not None and (arg >= 1 or bool((np.abs(a) > 0.05).all()))
+    return True
+
+
+def _unary(data: Any) -> None:
+    name = data.draw(st.sampled_from(sorted(_UNARY_CALLS)), label="op")
+    a = data.draw(arrays(), label="x")
+    arg = None
+    if name == "clamp":
+        bound = st.one_of(st.none(), st.integers(-3, 3), st.floats(-2.5, 2.5), st.just("1"))
+        arg = (data.draw(bound, label="min"), data.draw(bound, label="max"))
+    elif name == "pow":
+        arg = data.draw(
+            st.one_of(
+                st.integers(-2, 3),
+                st.sampled_from([0.5, 2.0, -1.0, 1.5]),
+                st.booleans(),
+                st.just("2"),
+                st.none(),
+            ),
+            label="exponent",
+        )
+    call = _UNARY_CALLS[name]
+    result = outcome(lambda: call(leaf(a), arg), lambda: _unary_ref(name, a, arg), name)
+    if result is not None and result.dtype.kind == "f" and a.dtype.kind == "f":
+        check_grads(lambda x: call(x, arg), [a], _smooth_unary(name, a, arg), name)
+
+
+test_unary, test_unary_slow = fuzz(_unary)
+
+
+# --------------------------------------------------------------------------- binary
+def broadcast_shape(s1: tuple, s2: tuple) -> tuple:
+    """NumPy's (and PyTorch's) broadcasting, written out."""
+    out = []
+    for i in range(1, max(len(s1), len(s2)) + 1):
+        a = s1[-i] if i <= len(s1) else 1
+        b = s2[-i] if i <= len(s2) else 1
+        if a != b and 1 not in (a, b):
+            raise Invalid
+        out.append(b if a == 1 else a)
+    return tuple(reversed(out))
+
+
+def _binary_ref(name: str, a: Any, b: Any) -> np.ndarray:
+    sa, sb = np.shape(a), np.shape(b)
+    if name == "@":
+        return _matmul_ref(a, b)
+    broadcast_shape(sa, sb)
+    dtype = promote(a, b)
+    if name in ("==", "!=", "<", "<=", ">", ">="):
+        ops = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+               ">": np.greater, ">=": np.greater_equal}  # fmt: skip
+        return ops[name](np.asarray(a).astype(dtype), np.asarray(b).astype(dtype))
+    if name == "-" and any(np.asarray(v).dtype == bool for v in (a, b)):
+        raise Invalid  # PyTorch: subtraction with a bool operand is not supported
+    if name == "/":
+        dtype = dtype if dtype.kind == "f" else np.dtype("float32")
+    x, y = np.asarray(a).astype(dtype), np.asarray(b).astype(dtype)
+    if name == "**":
+        if dtype.kind == "b":
+            raise Either()
+        if dtype.kind != "f" and (y < 0).any():
+            raise Either()  # PyTorch computes it for tensor exponents; tensorgrad refuses
+        return np.power(x, y)
+    return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[name](x, y)
+
+
+def _matmul_ref(a: Any, b: Any) -> np.ndarray:
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        raise Invalid
+    if a.ndim == 0 or b.ndim == 0:
+        raise Invalid
+    k1 = a.shape[-1]
+    k2 = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k1 != k2:
+        raise Invalid
+    broadcast_shape(a.shape[:-2], b.shape[:-2])
+    if a.dtype != b.dtype:
+        # PyTorch refuses mixed dtypes; tensorgrad promotes
+        dtype = promote(a, b)
+        raise Either(np.matmul(a.astype(dtype), b.astype(dtype)))
+    if a.dtype == bool:
+        raise Either(np.matmul(a, b))
+    return np.matmul(a, b)
+
+
+_BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "**": operator.pow, "@": operator.matmul, "==": operator.eq, "!=": operator.ne,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}  # fmt: skip
+
+
+@st.composite
+def operand_pairs(draw: Any) -> tuple:
+    """Two shapes: often broadcastable (a trailing part of one, with 1s), sometimes not."""
+    s1 = draw(shapes)
+    kind = draw(st.sampled_from(["same", "broadcast", "random", "scalar", "matmul"]))
+    if kind == "same":
+        s2 = s1
+    elif kind == "broadcast":
+        tail = s1[len(s1) - draw(st.integers(0, len(s1))) :]
+        s2 = tuple(draw(st.sampled_from([n, 1])) for n in tail)
+        if draw(st.booleans()):
+            s1, s2 = s2, s1
+    elif kind == "matmul":
+        k = draw(st.integers(0, 3))
+        s1 = (*draw(st.lists(st.integers(1, 3), max_size=2)), k)
+        s2 = (k, *draw(st.lists(st.integers(1, 3), max_size=1)))
+        s1, s2 = s1[draw(st.integers(0, len(s1) - 1)) :], s2
+    else:
+        s2 = draw(shapes)
+    a = draw(arrays(st.just(s1)))
+    if kind == "scalar":
+        b = draw(st.one_of(st.integers(-3, 3), st.floats(-2, 2).filter(lambda v: abs(v) > 0.1),
+                           st.booleans()))  # fmt: skip
+    else:
+        b = draw(arrays(st.just(s2)))
+    if draw(st.booleans()):
+        a, b = b, a
+    return a, b
+
+
+def _as_operand(v: Any) -> Any:
+    return leaf(v) if isinstance(v, np.ndarray) else v
+
+
+def _binary(data: Any) -> None:
+    name = data.draw(st.sampled_from(sorted(_BINARY)), label="op")
+    a, b = data.draw(operand_pairs(), label="operands")
+    fn = _BINARY[name]
+    result = outcome(
+        lambda: fn(_as_operand(a), _as_operand(b)), lambda: _binary_ref(name, a, b), name
+    )
+    if result is None or result.dtype.kind != "f":
+        return
+    tensors = [v for v in (a, b) if isinstance(v, np.ndarray)]
+    values = [np.asarray(v) for v in (a, b)]
+    smooth = True
+    if name == "/":
+        smooth = bool((np.abs(values[1]) > 0.05).all())
+    if name == "**":
+        base, exponent = values
+        smooth = bool((base > 0.05).all()) or (
+            exponent.dtype.kind != "f" and bool((exponent >= 1).all())
+        )
+
+    def fn_tensors(*ts: Any) -> Any:
+        it = iter(ts)
+        x = next(it) if isinstance(a, np.ndarray) else a
+        y = next(it) if isinstance(b, np.ndarray) else b
+        return fn(x, y)
+
+    check_grads(fn_tensors, tensors, smooth, name)
+
+
+test_binary, test_binary_slow = fuzz(_binary)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
+def test_integer_division_by_zero_raises(dtype: str) -> None:
+    """Found by the fuzz: ``int_tensor // 0`` (and ``% 0``) gave NumPy's 0 with a warning;
+    PyTorch raises, as integer arithmetic has no inf."""
+    x = tg.tensor(np.array([1, 2, 0]).astype(dtype))
+    zero = tg.tensor(np.array([1, 0, 1]).astype(dtype))
+    for divide in (lambda: x // 0, lambda: x // zero, lambda: x % 0, lambda: x % zero,
+                   lambda: x.div(zero, rounding_mode="trunc")):  # fmt: skip
+        with pytest.raises(RuntimeError, match="division by zero"):
+            divide()
+    assert (x.float() // 0).isinf().any()  # floats: inf, as PyTorch
+    if dtype != "bool":
+        assert (x // 2).dtype == x.dtype and (x // 2).tolist() == [0, 1, 0]
+
+
+def test_bool_tensor_to_an_int_power_is_int64() -> None:
+    """Found by the fuzz: ``bool_tensor ** 2`` was int8 (NumPy's power has no bool loop);
+    PyTorch's promotion gives int64."""
+    x = tg.tensor([True, False])
+    assert (x**2).dtype == np.int64 and (x**2).tolist() == [1, 0]
+    assert x.pow(3).dtype == np.int64
+    assert (x**2.0).dtype == np.float32
+    with pytest.raises(ValueError, match="negative integer powers"):
+        tg.zeros(0, dtype=tg.int64) ** -1  # empty: NumPy has no element to refuse
+
+
+def test_relu_refuses_bool() -> None:
+    """Found by the fuzz: ``relu`` of a bool tensor gave int64 (NumPy's maximum with 0);
+    PyTorch refuses bool inputs."""
+    with pytest.raises(RuntimeError, match="relu"):
+        tg.tensor([True, False]).relu()
+    with pytest.raises(RuntimeError, match="relu"):
+        F.relu(tg.tensor([True]))
+    assert tg.tensor([-1, 2]).relu().tolist() == [0, 2]
