@@ -197,6 +197,8 @@ def binary(op_type: type[ops.Op], x: Any, y: Any) -> Any:
     ax = x._data if isinstance(x, Tensor) else x
     ay = y._data if isinstance(y, Tensor) else y
     if backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
+        if op_type is ops.Sub:  # before a cast to the result type would hide the bool
+            ops.elementwise._refuse_bools("sub", ax, ay)
         dtype = backend.result_type(ax, ay)
         if op_type is ops.Div and dtype.kind != "f":
             dtype = backend.DEFAULT_FLOAT

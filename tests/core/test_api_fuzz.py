@@ -504,6 +504,17 @@ def test_bool_tensor_to_an_int_power_is_int64() -> None:
         tg.zeros(0, dtype=tg.int64) ** -1  # empty: NumPy has no element to refuse
 
 
+@pytest.mark.parametrize("other", [2.5, 1, "float_tensor"])
+def test_subtraction_with_a_bool_tensor_is_refused(other: Any) -> None:
+    """Found before the fuzz and left as an xfail (engine.binary cast the bool tensor to the
+    result type, so ops.Sub never saw it); PyTorch refuses ``-`` with any bool operand."""
+    x = tg.tensor([True, False])
+    y = tg.tensor([1.5, 2.0]) if other == "float_tensor" else other
+    for subtract in (lambda: x - y, lambda: y - x):
+        with pytest.raises(RuntimeError, match="bool"):
+            subtract()
+
+
 def test_relu_refuses_bool() -> None:
     """Found by the fuzz: ``relu`` of a bool tensor gave int64 (NumPy's maximum with 0);
     PyTorch refuses bool inputs."""

@@ -495,8 +495,6 @@ def test_binary_ops_promote_as_pytorch(op, left, right):
         return  # two numbers: Python's arithmetic, no tensor involved
     if op == "maximum" and "scalar" in (left[0], right[0]):
         return  # torch.maximum takes tensors only
-    if op == "sub" and _bool_and_float_number(left, right):
-        return  # a known gap: test_bool_tensor_minus_a_float_number_is_refused
     a, b = (operand(torch, *left), operand(torch, *right))
     try:
         expected = promoted(torch, op, a, b)
@@ -509,23 +507,13 @@ def test_binary_ops_promote_as_pytorch(op, left, right):
         assert dtype_name(torch.result_type(a, b)) == expected
 
 
-def _bool_and_float_number(left: tuple, right: tuple) -> bool:
-    kinds = {left[0], right[0]}
-    number = left if left[0] == "scalar" else right
-    tensor = right if left[0] == "scalar" else left
-    return "scalar" in kinds and isinstance(number[2], float) and tensor[1] == "bool"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine.binary casts the bool tensor to float32 (PyTorch's result type) before "
-    "the Sub op can see and refuse the bool",
-)
 @pytest.mark.parametrize("order", ["bool_first", "number_first"])
-def test_bool_tensor_minus_a_float_number_is_refused(order):
+@pytest.mark.parametrize("other", [2.5, "float_tensor"])
+def test_bool_tensor_minus_a_float_is_refused(order, other):
     x = tg.tensor([True, False])
+    y = tg.tensor([1.5, 2.0]) if other == "float_tensor" else other
     with pytest.raises(RuntimeError, match="bool"):
-        _ = x - 2.5 if order == "bool_first" else 2.5 - x
+        _ = x - y if order == "bool_first" else y - x
 
 
 @pytest.mark.parametrize("left", ["int64", "int32", "uint8", "bool"])
