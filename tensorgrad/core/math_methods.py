@@ -102,12 +102,12 @@ class MathMethods:
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = _floating_input(self if dtype is None else self.to(dtype))
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = _floating_input(self if dtype is None else self.to(dtype))
         return apply(ops.LogSoftmax(dim), x)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:
@@ -322,7 +322,7 @@ class MathMethods:
 
     @numpy_names
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return apply(ops.LogSumExp(dim, keepdim), self)
+        return apply(ops.LogSumExp(dim, keepdim), _floating_input(self))
 
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
