@@ -110,8 +110,9 @@ def chunk(tensor: Any, chunks: int, dim: int = 0) -> list[Any]:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
     x = as_tensor(tensor)
     axis = ops.normalize_axis(dim, x.ndim, "chunk")
-    size = -(-x.shape[axis] // chunks) if x.shape[axis] else 1
-    return split(x, builtins.max(size, 1), axis)
+    if not x.shape[axis]:  # PyTorch: ``chunks`` empty pieces
+        return split(x, [0] * chunks, axis)
+    return split(x, -(-x.shape[axis] // chunks), axis)
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:

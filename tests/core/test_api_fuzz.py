@@ -22,6 +22,7 @@ is reproducible; ``-m slow`` runs many more.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Callable
@@ -693,3 +694,255 @@ def test_integer_logsumexp_and_softmax_are_float32() -> None:
     assert F.softmax(x, dim=0).dtype == np.float32
     assert x.log_softmax(0).dtype == np.float32
     np.testing.assert_allclose(F.softmax(x, dim=0).sum().item(), 1.0, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- shape methods
+def ref_dim(d: Any, ndim: int) -> int:
+    """One dim of a tensor with ``ndim`` dimensions (0 or -1 for a 0-d tensor)."""
+    if type(d) is not int or not -max(ndim, 1) <= d < max(ndim, 1):
+        raise Invalid
+    return d % max(ndim, 1)
+
+
+def ref_sizes(sizes: Any) -> tuple:
+    if not isinstance(sizes, tuple) or any(type(n) is not int for n in sizes):
+        raise Invalid
+    return sizes
+
+
+def _reshape_ref(a: np.ndarray, shape: Any) -> np.ndarray:
+    shape = ref_sizes(shape)
+    if sum(n == -1 for n in shape) > 1 or any(n < -1 for n in shape):
+        raise Invalid
+    known = math.prod(n for n in shape if n != -1)
+    if -1 in shape:
+        if known == 0 or a.size % known:
+            raise Invalid
+        shape = tuple(a.size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != a.size:
+        raise Invalid
+    return a.reshape(shape)
+
+
+def _permute_ref(a: np.ndarray, dims: Any) -> np.ndarray:
+    dims = ref_sizes(dims)
+    if len(dims) != a.ndim:
+        raise Invalid
+    axes = [ref_dim(d, a.ndim) for d in dims]
+    if len(set(axes)) != len(axes):
+        raise Invalid
+    return np.transpose(a, axes) if a.ndim else a
+
+
+def _squeeze_ref(a: np.ndarray, dim: Any) -> np.ndarray:
+    if dim is None:
+        axes: tuple = tuple(i for i, n in enumerate(a.shape) if n == 1)
+    else:
+        items = dim if isinstance(dim, tuple) else (dim,)
+        axes = tuple(ref_dim(d, a.ndim) for d in items)
+        if len(set(axes)) != len(axes):
+            raise Invalid
+    if not a.ndim:
+        return a
+    return a.reshape([n for i, n in enumerate(a.shape) if not (i in axes and n == 1)])
+
+
+def _unsqueeze_ref(a: np.ndarray, dim: Any) -> np.ndarray:
+    if type(dim) is not int or not -a.ndim - 1 <= dim <= a.ndim:
+        raise Invalid
+    return np.expand_dims(a, dim % (a.ndim + 1))
+
+
+def _flatten_ref(a: np.ndarray, start: Any, end: Any) -> np.ndarray:
+    s, e = ref_dim(start, a.ndim), ref_dim(end, a.ndim)
+    if not a.ndim:
+        return a.reshape(1)
+    if s > e:
+        raise Invalid
+    return a.reshape((*a.shape[:s], math.prod(a.shape[s : e + 1]), *a.shape[e + 1 :]))
+
+
+def _expand_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
+    sizes = ref_sizes(sizes)
+    lead = len(sizes) - a.ndim
+    if lead < 0:
+        raise Invalid
+    target = []
+    for i, n in enumerate(sizes):
+        if i < lead:
+            if n < 0:
+                raise Invalid
+            target.append(n)
+            continue
+        have = a.shape[i - lead]
+        if n == -1:
+            n = have
+        if n < 0 or (have != 1 and n != have):
+            raise Invalid
+        target.append(n)
+    return np.broadcast_to(a, tuple(target)).copy()
+
+
+def _repeat_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
+    sizes = ref_sizes(sizes)
+    if len(sizes) < a.ndim or any(n < 0 for n in sizes):
+        raise Invalid
+    return np.tile(a, sizes) if sizes else a
+
+
+def _narrow_ref(a: np.ndarray, dim: Any, start: Any, length: Any) -> np.ndarray:
+    if not a.ndim or type(start) is not int or type(length) is not int:
+        raise Invalid
+    axis = ref_dim(dim, a.ndim)
+    n = a.shape[axis]
+    if not -n <= start <= n:
+        raise Invalid
+    start %= max(n, 1) if start < 0 else n + 1
+    if length < 0 or start + length > n:
+        raise Invalid
+    return a[(slice(None),) * axis + (slice(start, start + length),)]
+
+
+def _split_ref(a: np.ndarray, size: Any, dim: Any, chunks: bool) -> list:
+    if not a.ndim:
+        raise Invalid
+    axis = ref_dim(dim, a.ndim)
+    n = a.shape[axis]
+    if chunks:
+        if type(size) is not int or size <= 0:
+            raise Invalid
+        if n == 0:
+            return [a] * size  # PyTorch: ``chunks`` empty pieces
+        size = -(-n // size)
+    if type(size) is int:
+        if size < 0 or (size == 0 and n):
+            raise Invalid
+        sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
+    else:
+        if not isinstance(size, (list, tuple)) or any(type(k) is not int for k in size):
+            raise Invalid
+        sizes = list(size)
+        if sum(sizes) != n or any(k < 0 for k in sizes):
+            raise Invalid
+    bounds = np.cumsum([0, *sizes])
+    return [a[(slice(None),) * axis + (slice(lo, hi),)] for lo, hi in itertools.pairwise(bounds)]
+
+
+def _shape_case(data: Any, a: np.ndarray) -> tuple[str, Callable, Callable]:
+    """An op name, the call on a tensor, and the reference on ``a``."""
+    name = data.draw(
+        st.sampled_from(["reshape", "view", "transpose", "permute", "squeeze", "unsqueeze",
+                         "flatten", "expand", "repeat", "narrow", "chunk", "split"]),
+        label="op",
+    )  # fmt: skip
+    nd = a.ndim
+    dim = st.integers(-nd - 2, nd + 1)
+    sizes = st.lists(st.integers(-2, 4), max_size=4).map(tuple)
+    if name in ("reshape", "view"):
+        shape = data.draw(
+            st.one_of(
+                sizes,
+                st.just(tuple(a.shape)),
+                st.permutations(a.shape).map(tuple),
+                st.just((-1,)),
+                st.just(("2",)),
+                st.just((1.5,)),
+            ),
+            label="shape",
+        )
+        star = data.draw(st.booleans(), label="star")
+        call = (lambda x: getattr(x, name)(*shape)) if star else (lambda x: getattr(x, name)(shape))
+        return name, call, lambda: _reshape_ref(a, shape)
+    if name == "transpose":
+        d0, d1 = data.draw(st.one_of(dim, bad_things)), data.draw(dim)
+        return (
+            name,
+            lambda x: x.transpose(d0, d1),
+            lambda: _permute_ref(a, _swap(nd, ref_dim(d0, nd), ref_dim(d1, nd))),
+        )
+    if name == "permute":
+        dims = data.draw(st.one_of(st.permutations(range(nd)).map(tuple), sizes), label="dims")
+        return name, lambda x: x.permute(*dims), lambda: _permute_ref(a, dims)
+    if name == "squeeze":
+        d = data.draw(st.one_of(st.none(), dim, st.lists(dim, max_size=2).map(tuple)))
+        return name, lambda x: x.squeeze(d), lambda: _squeeze_ref(a, d)
+    if name == "unsqueeze":
+        d = data.draw(st.one_of(dim, bad_things), label="dim")
+        return name, lambda x: x.unsqueeze(d), lambda: _unsqueeze_ref(a, d)
+    if name == "flatten":
+        s, e = data.draw(dim, label="start"), data.draw(dim, label="end")
+        return name, lambda x: tg.flatten(x, s, e), lambda: _flatten_ref(a, s, e)
+    if name == "expand":
+        target = data.draw(
+            st.one_of(sizes, st.lists(st.integers(-1, 3), max_size=2).map(
+                lambda lead: (*lead, *(data.draw(st.sampled_from([n, -1, 3])) for n in a.shape)))),
+            label="sizes",
+        )  # fmt: skip
+        return name, lambda x: x.expand(*target), lambda: _expand_ref(a, target)
+    if name == "repeat":
+        reps = data.draw(st.lists(st.integers(-1, 3), min_size=max(nd - 1, 0), max_size=nd + 1))
+        reps = tuple(reps)
+        return name, lambda x: x.repeat(*reps), lambda: _repeat_ref(a, reps)
+    if name == "narrow":
+        d = data.draw(dim, label="dim")
+        start = data.draw(st.integers(-5, 5), label="start")
+        length = data.draw(st.integers(-1, 5), label="length")
+        return name, lambda x: x.narrow(d, start, length), lambda: _narrow_ref(a, d, start, length)
+    d = data.draw(dim, label="dim")
+    if name == "chunk":
+        k = data.draw(st.integers(-1, 5), label="chunks")
+        return name, lambda x: x.chunk(k, d), lambda: _split_ref(a, k, d, chunks=True)
+    size = data.draw(st.one_of(st.integers(-1, 4), st.lists(st.integers(-1, 3), max_size=3)))
+    return name, lambda x: tg.split(x, size, dim=d), lambda: _split_ref(a, size, d, chunks=False)
+
+
+def _swap(ndim: int, i: int, j: int) -> tuple:
+    order = list(range(ndim))
+    if ndim:
+        order[i], order[j] = order[j], order[i]
+    return tuple(order)
+
+
+def _shape(data: Any) -> None:
+    a = data.draw(arrays(), label="x")
+    name, call, reference = _shape_case(data, a)
+    result = outcome(lambda: call(leaf(a)), reference, name)
+    if result is not None and a.dtype.kind == "f":
+        check_grads(call, [a], True, name)
+
+
+test_shape_methods, test_shape_methods_slow = fuzz(_shape)
+
+
+def test_narrow_with_a_negative_start() -> None:
+    """Found by the fuzz: ``narrow(0, -1, 1)`` sliced ``[-1:0]`` and gave nothing; PyTorch
+    counts a negative start from the end, and refuses a range outside the dimension."""
+    x = tg.arange(4.0, requires_grad=True)
+    assert x.narrow(0, -1, 1).tolist() == [3.0] and x.narrow(0, -4, 2).tolist() == [0.0, 1.0]
+    x.narrow(0, -2, 2).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert x.narrow(0, 4, 0).shape == (0,)
+    for start, length in ((-5, 1), (5, 0), (3, 2), (0, -1)):
+        with pytest.raises((IndexError, RuntimeError), match="narrow"):
+            x.narrow(0, start, length)
+    with pytest.raises(RuntimeError, match="narrow"):
+        tg.tensor(1.0).narrow(0, 0, 1)
+
+
+def test_chunk_of_an_empty_dimension_gives_chunks_pieces() -> None:
+    """Found by the fuzz: ``chunk(3)`` of a dimension of size 0 gave one piece; PyTorch
+    gives ``chunks`` empty pieces."""
+    pieces = tg.zeros(2, 0).chunk(3, dim=1)
+    assert len(pieces) == 3 and all(p.shape == (2, 0) for p in pieces)
+    assert [p.shape for p in tg.zeros(5).chunk(3)] == [(2,), (2,), (1,)]
+
+
+def test_0d_tensor_dims_are_checked_by_flatten_and_squeeze() -> None:
+    """Found by the fuzz: ``flatten(0, 1)`` and ``squeeze(1)`` of a 0-d tensor ignored the
+    out-of-range dim; PyTorch allows only 0 and -1 there."""
+    x = tg.tensor(2.0)
+    assert x.flatten(-1, 0).shape == (1,) and x.squeeze(0).shape == ()
+    with pytest.raises(IndexError, match="flatten"):
+        x.flatten(0, 1)
+    with pytest.raises(IndexError, match="squeeze"):
+        x.squeeze(1)
