@@ -154,6 +154,12 @@ def arange(
     """Evenly spaced values in ``[start, end)``: int64 for int arguments, else float32."""
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    low, high = (0, start) if end is None else (start, end)
+    if (high - low) * step < 0:
+        raise RuntimeError(
+            f"arange: upper bound and lower bound inconsistent with step sign "
+            f"(start {low}, end {high}, step {step})"
+        )
     return _make(backend.arange(start, end, step, dtype), requires_grad, device)
 
 

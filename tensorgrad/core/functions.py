@@ -33,6 +33,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if backend.needs_promotion(ax, ay):
         dtype = backend.result_type(ax, ay)
         x, y = engine._cast(x, dtype), engine._cast(y, dtype)
+        if not isinstance(x, (engine.Tensor, np.ndarray)) and not isinstance(y, engine.Tensor):
+            x = np.asarray(x, dtype)  # two numbers: NumPy would make 0.0 and 0 float64
     return apply(ops.Where(), cond, x, y)
 
 

@@ -54,7 +54,7 @@ class LeakyRelu(Op):
         return np.where(x > 0, x, x * self.negative_slope)
 
     def backward(self, grad, out, x):
-        return (grad * np.where(x > 0, 1.0, self.negative_slope).astype(grad.dtype),)
+        return (np.where(x > 0, grad, grad * self.negative_slope),)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import tensorgrad as tg
@@ -174,6 +174,7 @@ def outcome(call: Callable[[], Any], reference: Callable[[], Any], name: str) ->
         mode, expected = "error", None
     except Either as e:
         mode, expected = "either", e.value
+    event(f"{name}: reference {mode}")  # --hypothesis-show-statistics shows the mix
     try:
         result = call()
     except Exception as exc:  # the point is to see what it raises
@@ -946,3 +947,293 @@ def test_0d_tensor_dims_are_checked_by_flatten_and_squeeze() -> None:
         x.flatten(0, 1)
     with pytest.raises(IndexError, match="squeeze"):
         x.squeeze(1)
+
+
+# --------------------------------------------------------------------------- cat, stack, where
+@st.composite
+def broadcastable(draw: Any, base: tuple) -> tuple:
+    """A shape that broadcasts with ``base``: a trailing part of it, some sizes set to 1."""
+    tail = base[len(base) - draw(st.integers(0, len(base))) :]
+    return tuple(draw(st.sampled_from([n, 1])) for n in tail)
+
+
+def _cat_ref(arrays_: list, dim: Any, stack: bool) -> np.ndarray:
+    if not arrays_:
+        raise Invalid
+    ndims = {a.ndim for a in arrays_}
+    if not stack and any(a.shape == (0,) for a in arrays_) and len(ndims) > 1:
+        raise Either()  # PyTorch's legacy skipping of 1-D empty tensors
+    if len(ndims) > 1:
+        raise Invalid
+    ndim = ndims.pop()
+    if not stack and ndim == 0:
+        raise Invalid  # zero-dimensional tensors cannot be concatenated
+    if stack:
+        if type(dim) is not int or not -ndim - 1 <= dim <= ndim:
+            raise Invalid
+        if len({a.shape for a in arrays_}) > 1:
+            raise Invalid
+        axis = dim % (ndim + 1)
+    else:
+        axis = ref_dim(dim, ndim)
+        rest = {a.shape[:axis] + a.shape[axis + 1 :] for a in arrays_}
+        if len(rest) > 1:
+            raise Invalid
+    dtype = promote(*arrays_)
+    join = np.stack if stack else np.concatenate
+    return join([a.astype(dtype) for a in arrays_], axis=axis)
+
+
+def _where_ref(cond: np.ndarray, x: Any, y: Any) -> np.ndarray:
+    if cond.dtype != bool:
+        raise Invalid
+    shape = broadcast_shape(cond.shape, np.shape(x))
+    broadcast_shape(shape, np.shape(y))
+    dtype = promote(x, y)
+    return np.where(cond, np.asarray(x).astype(dtype), np.asarray(y).astype(dtype))
+
+
+def _joins(data: Any) -> None:
+    name = data.draw(st.sampled_from(["cat", "stack", "where"]), label="op")
+    base = data.draw(shapes, label="shape")
+    if name == "where":
+        cond = data.draw(arrays(st.just(base), st.sampled_from(["bool", "bool", "int64"])))
+        x = data.draw(st.one_of(arrays(broadcastable(base)), arrays(), st.floats(-2, 2)))
+        y = data.draw(st.one_of(arrays(broadcastable(base)), st.integers(-3, 3)))
+        result = outcome(
+            lambda: tg.where(leaf(cond), _as_operand(x), _as_operand(y)),
+            lambda: _where_ref(cond, x, y),
+            name,
+        )
+        tensors = [v for v in (x, y) if isinstance(v, np.ndarray)]
+
+        def fn(*ts: Any) -> Any:
+            it = iter(ts)
+            xx = next(it) if isinstance(x, np.ndarray) else x
+            yy = next(it) if isinstance(y, np.ndarray) else y
+            return tg.where(tg.tensor(cond), xx, yy)
+
+        if result is not None and result.dtype.kind == "f":
+            check_grads(fn, tensors, True, name)
+        return
+    nd = len(base)
+    in_range = (
+        st.integers(-nd - 1, nd) if name == "stack" else st.integers(-max(nd, 1), max(nd - 1, 0))
+    )
+    dim = data.draw(st.one_of(in_range, in_range, st.integers(-nd - 2, nd + 1), bad_things))
+    count = data.draw(st.integers(0, 3), label="count")
+    parts = []
+    for _ in range(count):
+        shape = list(base)
+        roll = data.draw(st.integers(0, 9))
+        if shape and roll < 5 and name == "cat" and type(dim) is int and -nd <= dim < nd:
+            shape[dim] = data.draw(st.integers(0, 3))  # the joined dim: any length
+        elif shape and roll == 5:
+            shape[data.draw(st.integers(0, nd - 1))] = data.draw(st.integers(0, 3))
+        elif roll == 6:
+            shape = shape[1:]
+        parts.append(data.draw(arrays(st.just(tuple(shape)))))
+    as_tuple = data.draw(st.booleans(), label="tuple")
+    fn = tg.cat if name == "cat" else tg.stack
+
+    def call(*ts: Any) -> Any:
+        return fn(tuple(ts) if as_tuple else list(ts), dim=dim)
+
+    result = outcome(
+        lambda: call(*(leaf(p) for p in parts)),
+        lambda: _cat_ref(parts, dim, stack=name == "stack"),
+        name,
+    )
+    if result is not None and result.dtype.kind == "f":
+        check_grads(call, parts, True, name)
+
+
+test_joins, test_joins_slow = fuzz(_joins)
+
+
+def test_cat_refuses_what_is_not_a_sequence_of_tensors() -> None:
+    x = tg.ones(2)
+    for bad in (x, None, "ab", 3):
+        with pytest.raises(TypeError, match="cat"):
+            tg.cat(bad)
+
+
+# --------------------------------------------------------------------------- indexing
+@st.composite
+def indices(draw: Any, shape: tuple) -> Any:
+    """An index for an array of ``shape``: ints (some out of range), slices (some with
+    negative steps), None, Ellipsis, integer lists, bool masks, or a bad object."""
+    kind = draw(st.sampled_from(["basic", "basic", "mask", "bad"]))
+    if kind == "mask":
+        mask_shape = shape if draw(st.booleans()) else draw(shapes)
+        return make_array(draw(st.integers(0, 99)), mask_shape, "bool")
+    if kind == "bad":
+        return draw(st.sampled_from([1.5, "a", {1: 2}, (0.5, 1), [[0, 1], [1]]]))
+    n = draw(st.integers(0, len(shape) + 1))
+    parts: list = []
+    for i in range(n):
+        size = shape[i] if i < len(shape) else 1
+        parts.append(
+            draw(
+                st.one_of(
+                    st.integers(-size - 1, size),
+                    st.builds(
+                        slice,
+                        st.sampled_from([None, 0, 1, -1, 5]),
+                        st.sampled_from([None, 0, 2, -1, 5]),
+                        st.sampled_from([None, 1, 2, -1]),
+                    ),
+                    st.none(),
+                    st.just(Ellipsis),
+                    st.lists(st.integers(-size, max(size - 1, 0)), max_size=3),
+                )
+            )
+        )
+    return tuple(parts) if draw(st.booleans()) or n != 1 else parts[0]
+
+
+def _index_ref(a: np.ndarray, index: Any) -> np.ndarray:
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, dict) for i in items):
+        raise Invalid
+    try:
+        np_index = tuple(
+            np.asarray(i, dtype=np.int64 if not i else None) if isinstance(i, list) else i
+            for i in items
+        )
+        if any(isinstance(i, np.ndarray) and i.dtype.kind == "f" for i in np_index):
+            raise Invalid
+        out = np.asarray(a[np_index if isinstance(index, tuple) else np_index[0]])
+    except (IndexError, ValueError, TypeError):
+        raise Invalid from None
+    if any(isinstance(i, slice) and i.step is not None and i.step < 0 for i in items):
+        raise Either(out.copy())  # PyTorch refuses negative steps; tensorgrad gives NumPy's
+    if any(isinstance(i, list) and not i for i in items):
+        raise Either(out.copy())  # an empty list: PyTorch reads it as an int64 index too
+    return out.copy()
+
+
+def _index(data: Any) -> None:
+    a = data.draw(arrays(), label="x")
+    index = data.draw(indices(a.shape), label="index")
+    name = "index"
+    result = outcome(lambda: leaf(a)[index], lambda: _index_ref(a, index), name)
+    if result is not None and a.dtype.kind == "f":
+        check_grads(lambda x: x[index], [a], True, name)
+
+
+test_indexing, test_indexing_slow = fuzz(_index)
+
+
+# --------------------------------------------------------------------------- creation
+def _creation_ref(name: str, args: tuple, kwargs: dict) -> np.ndarray:
+    dtype = kwargs.get("dtype")
+    if name in ("zeros", "ones", "full"):
+        size = args[0]
+        if not isinstance(size, tuple) or any(type(n) is not int or n < 0 for n in size):
+            raise Invalid
+        if name == "full":
+            fill = args[1]
+            if isinstance(fill, str) or fill is None:
+                raise Invalid
+            inferred = promote(fill) if dtype is None else np.dtype(dtype)
+            return np.full(size, fill, dtype=inferred)
+        return (np.zeros if name == "zeros" else np.ones)(size, dtype or np.float32)
+    if name == "arange":
+        start, end, step = args
+        if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in args):
+            raise Invalid
+        if step == 0 or (end - start) * step < 0:
+            raise Invalid
+        inferred = np.dtype(dtype) if dtype else promote(start, end, step)
+        n = max(math.ceil((end - start) / step), 0)
+        out = (start + step * np.arange(n, dtype=np.float64)).astype(inferred)
+        if inferred.kind != "f" and promote(start, end, step).kind == "f":
+            raise Either()  # PyTorch (and NumPy) cast start and step first: 0.5 steps of 0
+        return out
+    if name == "linspace":
+        start, end, steps = args
+        if type(steps) is not int or steps < 0:
+            raise Invalid
+        return np.linspace(start, end, steps).astype(dtype or np.float32)
+    if name == "eye":
+        n, m = args
+        if type(n) is not int or n < 0 or (m is not None and (type(m) is not int or m < 0)):
+            raise Invalid
+        return np.eye(n, m, dtype=dtype or np.float32)
+    if name == "tensor":
+        (value,) = args
+        try:
+            array = np.array(value)
+        except ValueError:
+            raise Invalid from None
+        if array.dtype == object or array.dtype.kind not in "bif":
+            raise Invalid
+        inferred = {"b": np.bool_, "i": np.int64, "f": np.float32}[array.dtype.kind]
+        return np.array(value, dtype=dtype or inferred)
+    raise AssertionError(name)
+
+
+nested = st.recursive(
+    st.one_of(st.integers(-3, 3), st.floats(-2, 2, width=32), st.booleans()),
+    lambda inner: st.lists(inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _creation(data: Any) -> None:
+    name = data.draw(st.sampled_from(["zeros", "ones", "full", "arange", "linspace", "eye",
+                                      "tensor"]), label="op")  # fmt: skip
+    dtype = data.draw(st.sampled_from([None, "float64", "int32", "bool"]), label="dtype")
+    size = st.lists(st.integers(-1, 3), max_size=3).map(tuple)
+    if name in ("zeros", "ones"):
+        args: tuple = (data.draw(size),)
+        star = data.draw(st.booleans())
+
+        def call() -> Any:
+            make = getattr(tg, name)
+            return make(*args[0], dtype=dtype) if star else make(args[0], dtype=dtype)
+
+    elif name == "full":
+        fill = data.draw(st.one_of(st.integers(-3, 3), st.floats(-2, 2), st.booleans(),
+                                   st.just("x")))  # fmt: skip
+        args = (data.draw(size), fill)
+        call = lambda: tg.full(args[0], args[1], dtype=dtype)  # noqa: E731
+    elif name == "arange":
+        number = st.one_of(st.integers(-4, 4), st.sampled_from([0.5, -1.5, 2.25]))
+        args = (data.draw(number), data.draw(number), data.draw(number))
+        dtype = None if dtype == "bool" else dtype
+        call = lambda: tg.arange(*args, dtype=dtype)  # noqa: E731
+    elif name == "linspace":
+        args = (data.draw(st.integers(-3, 3)), data.draw(st.floats(-3, 3)),
+                data.draw(st.integers(-1, 6)))  # fmt: skip
+        dtype = None if dtype in ("bool", "int32") else dtype
+        call = lambda: tg.linspace(*args, dtype=dtype)  # noqa: E731
+    elif name == "eye":
+        args = (data.draw(st.integers(-1, 3)), data.draw(st.one_of(st.none(), st.integers(-1, 3))))
+        call = lambda: tg.eye(*args, dtype=dtype)  # noqa: E731
+    else:
+        args = (data.draw(nested),)
+        call = lambda: tg.tensor(args[0], dtype=dtype)  # noqa: E731
+    outcome(call, lambda: _creation_ref(name, args, {"dtype": dtype}), name)
+
+
+test_creation, test_creation_slow = fuzz(_creation)
+
+
+def test_where_of_two_numbers_promotes_as_pytorch() -> None:
+    """Found by the fuzz: ``tg.where(cond, 0.0, 0)`` was float64 (NumPy's where of two
+    Python numbers); PyTorch's promotion gives the default float dtype."""
+    cond = tg.tensor([True, False])
+    assert tg.where(cond, 0.0, 0).dtype == np.float32
+    assert tg.where(cond, 1, 2).dtype == np.int64 and tg.where(cond, 1, 2).tolist() == [1, 2]
+    assert tg.where(cond, True, 2.5).tolist() == [1.0, 2.5]
+
+
+def test_arange_refuses_a_step_of_the_wrong_sign() -> None:
+    """Found by the fuzz: ``arange(0, 1, -1)`` gave an empty tensor; PyTorch raises."""
+    with pytest.raises(RuntimeError, match="arange"):
+        tg.arange(0, 1, -1)
+    with pytest.raises(RuntimeError, match="arange"):
+        tg.arange(-2.0, step=0.5)
+    assert tg.arange(1, 1, -1).shape == (0,) and tg.arange(3, 0, -1).tolist() == [3, 2, 1]
