@@ -88,9 +88,10 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     length = x.shape[axis]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
-        if size <= 0:
+        if size < 0 or (size == 0 and length):  # 0 only for a dimension of size 0 (PyTorch)
             raise ValueError(f"split: split size must be positive, got {size}")
-        sizes = [builtins.min(size, length - start) for start in range(0, length, size)] or [0]
+        sizes = [builtins.min(size, length - start) for start in range(0, length, size or 1)]
+        sizes = sizes or [0]
     else:
         sizes = [int(n) for n in split_size_or_sections]
         if builtins.sum(sizes) != length or builtins.any(n < 0 for n in sizes):

@@ -41,13 +41,13 @@ DTYPES = ("bool", "int32", "int64", "float32", "float64")
 FLOATS = ("float32", "float64")
 
 FAST = settings(
-    max_examples=60,
+    max_examples=400,
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-SLOW = settings(FAST, max_examples=1500)
+SLOW = settings(FAST, max_examples=4000)
 
 
 class Invalid(Exception):
@@ -433,12 +433,16 @@ def operand_pairs(draw: Any) -> tuple:
         s1, s2 = s1[draw(st.integers(0, len(s1) - 1)) :], s2
     else:
         s2 = draw(shapes)
-    a = draw(arrays(st.just(s1)))
+    d1 = draw(dtypes)
+    d2 = draw(st.one_of(st.just(d1), dtypes))
+    a = draw(arrays(st.just(s1), st.just(d1)))
+    if kind == "matmul":
+        return a, draw(arrays(st.just(s2), st.just(d2)))
     if kind == "scalar":
         b = draw(st.one_of(st.integers(-3, 3), st.floats(-2, 2).filter(lambda v: abs(v) > 0.1),
                            st.booleans()))  # fmt: skip
     else:
-        b = draw(arrays(st.just(s2)))
+        b = draw(arrays(st.just(s2), st.just(d2)))
     if draw(st.booleans()):
         a, b = b, a
     return a, b
@@ -936,6 +940,10 @@ def test_chunk_of_an_empty_dimension_gives_chunks_pieces() -> None:
     pieces = tg.zeros(2, 0).chunk(3, dim=1)
     assert len(pieces) == 3 and all(p.shape == (2, 0) for p in pieces)
     assert [p.shape for p in tg.zeros(5).chunk(3)] == [(2,), (2,), (1,)]
+    # and split size 0 is allowed there (found by the fuzz too)
+    assert [p.shape for p in tg.zeros(2, 0).split(0, dim=1)] == [(2, 0)]
+    with pytest.raises(ValueError, match="split"):
+        tg.zeros(3).split(0)
 
 
 def test_0d_tensor_dims_are_checked_by_flatten_and_squeeze() -> None:
