@@ -71,6 +71,9 @@ def _common(tensors: Sequence[Any], name: str) -> list[Any]:
             f"{name}: expected a list or tuple of tensors, got {type(tensors).__name__}"
         )
     values = [operand(t) for t in tensors]
+    for t, v in zip(tensors, values):
+        if v is NotImplemented:  # None, a string, ...: NumPy would make an object array
+            raise TypeError(f"{name}: expected a sequence of tensors, got a {type(t).__name__}")
     arrays = [v._data if isinstance(v, engine.Tensor) else np.asarray(v) for v in values]
     if len({a.dtype for a in arrays}) > 1:
         dtype = backend.result_type(*arrays)
