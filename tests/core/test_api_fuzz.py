@@ -266,7 +266,7 @@ def _unary_ref(name: str, a: np.ndarray, arg: Any) -> np.ndarray:
         if a.dtype == bool:
             raise Invalid
         return -a
-    if name == "clamp":
+    if name in ("clamp", "clip"):
         lo, hi = arg
         if lo is None and hi is None:
             raise Invalid
@@ -302,6 +302,7 @@ _UNARY_CALLS = {
     "abs": lambda x, arg: abs(x),
     "neg": lambda x, arg: -x,
     "clamp": lambda x, arg: x.clamp(*arg),
+    "clip": lambda x, arg: tg.clip(x, *arg),
     "pow": lambda x, arg: x**arg,
 }
 
@@ -312,7 +313,7 @@ def _smooth_unary(name: str, a: np.ndarray, arg: Any) -> bool:
         return bool((a > 0.05).all())
     if name in ("relu", "abs"):
         return bool((np.abs(a) > 1e-3).all())
-    if name == "clamp":
+    if name in ("clamp", "clip"):
         bounds = [b for b in arg if isinstance(b, (int, float))]
         return all(bool((np.abs(a - b) > 1e-3).all()) for b in bounds)
     if name == "pow":
@@ -326,7 +327,7 @@ def _unary(data: Any) -> None:
     name = data.draw(st.sampled_from(sorted(_UNARY_CALLS)), label="op")
     a = data.draw(arrays(), label="x")
     arg = None
-    if name == "clamp":
+    if name in ("clamp", "clip"):
         bound = st.one_of(st.none(), st.integers(-3, 3), st.floats(-2.5, 2.5), st.just("1"))
         arg = (data.draw(bound, label="min"), data.draw(bound, label="max"))
     elif name == "pow":
@@ -1119,13 +1120,29 @@ def _index_ref(a: np.ndarray, index: Any) -> np.ndarray:
     return out.copy()
 
 
+def _as_tensor_index(part: Any) -> Any:
+    """A mask or an integer list as a tensor (an empty list as an int64 one)."""
+    if isinstance(part, np.ndarray):
+        return tg.tensor(part)
+    if isinstance(part, list) and all(type(i) is int for i in part):
+        return tg.tensor(part, dtype=tg.int64)
+    return part
+
+
 def _index(data: Any) -> None:
     a = data.draw(arrays(), label="x")
     index = data.draw(indices(a.shape), label="index")
     name = "index"
-    result = outcome(lambda: leaf(a)[index], lambda: _index_ref(a, index), name)
+    tg_index = index
+    if data.draw(st.booleans(), label="tensor indices"):
+        tg_index = (
+            tuple(_as_tensor_index(i) for i in index)
+            if isinstance(index, tuple)
+            else _as_tensor_index(index)
+        )
+    result = outcome(lambda: leaf(a)[tg_index], lambda: _index_ref(a, index), name)
     if result is not None and a.dtype.kind == "f":
-        check_grads(lambda x: x[index], [a], True, name)
+        check_grads(lambda x: x[tg_index], [a], True, name)
 
 
 test_indexing, test_indexing_slow = fuzz(_index)
