@@ -152,8 +152,17 @@ def arange(
     requires_grad: bool = False,
 ) -> Tensor:
     """Evenly spaced values in ``[start, end)``: int64 for int arguments, else float32."""
+    for value in (start, step) if end is None else (start, end, step):
+        if value is None or isinstance(value, (str, bytes)):
+            raise TypeError(f"arange: start, end and step must be numbers, got {value!r}")
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    low, high = (0, start) if end is None else (start, end)
+    if (high - low) * step < 0:
+        raise RuntimeError(
+            f"arange: upper bound and lower bound inconsistent with step sign "
+            f"(start {low}, end {high}, step {step})"
+        )
     return _make(backend.arange(start, end, step, dtype), requires_grad, device)
 
 

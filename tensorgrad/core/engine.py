@@ -202,7 +202,9 @@ def binary(op_type: type[ops.Op], x: Any, y: Any) -> Any:
         dtype = backend.result_type(ax, ay)
         if op_type is ops.Div and dtype.kind != "f":
             dtype = backend.DEFAULT_FLOAT
-        if dtype != np.result_type(ax, ay):  # only where NumPy would choose otherwise
+        # only where NumPy would choose otherwise; its ``power`` has no bool loop and picks
+        # int8 for a bool tensor and a Python int, where result_type says int64
+        if dtype != np.result_type(ax, ay) or op_type is ops.Pow:
             x, y = _cast(x, dtype), _cast(y, dtype)
     return apply(op_type(), x, y)
 

@@ -33,6 +33,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if backend.needs_promotion(ax, ay):
         dtype = backend.result_type(ax, ay)
         x, y = engine._cast(x, dtype), engine._cast(y, dtype)
+        if not isinstance(x, (engine.Tensor, np.ndarray)) and not isinstance(y, engine.Tensor):
+            x = np.asarray(x, dtype)  # two numbers: NumPy would make 0.0 and 0 float64
     return apply(ops.Where(), cond, x, y)
 
 
@@ -69,6 +71,9 @@ def _common(tensors: Sequence[Any], name: str) -> list[Any]:
             f"{name}: expected a list or tuple of tensors, got {type(tensors).__name__}"
         )
     values = [operand(t) for t in tensors]
+    for t, v in zip(tensors, values):
+        if v is NotImplemented:  # None, a string, ...: NumPy would make an object array
+            raise TypeError(f"{name}: expected a sequence of tensors, got a {type(t).__name__}")
     arrays = [v._data if isinstance(v, engine.Tensor) else np.asarray(v) for v in values]
     if len({a.dtype for a in arrays}) > 1:
         dtype = backend.result_type(*arrays)
@@ -86,9 +91,10 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     length = x.shape[axis]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
-        if size <= 0:
+        if size < 0 or (size == 0 and length):  # 0 only for a dimension of size 0 (PyTorch)
             raise ValueError(f"split: split size must be positive, got {size}")
-        sizes = [builtins.min(size, length - start) for start in range(0, length, size)] or [0]
+        sizes = [builtins.min(size, length - start) for start in range(0, length, size or 1)]
+        sizes = sizes or [0]
     else:
         sizes = [int(n) for n in split_size_or_sections]
         if builtins.sum(sizes) != length or builtins.any(n < 0 for n in sizes):
@@ -110,8 +116,9 @@ def chunk(tensor: Any, chunks: int, dim: int = 0) -> list[Any]:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
     x = as_tensor(tensor)
     axis = ops.normalize_axis(dim, x.ndim, "chunk")
-    size = -(-x.shape[axis] // chunks) if x.shape[axis] else 1
-    return split(x, builtins.max(size, 1), axis)
+    if not x.shape[axis]:  # PyTorch: ``chunks`` empty pieces
+        return split(x, [0] * chunks, axis)
+    return split(x, -(-x.shape[axis] // chunks), axis)
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:

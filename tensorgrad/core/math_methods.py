@@ -102,12 +102,12 @@ class MathMethods:
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = _floating_input(self if dtype is None else self.to(dtype))
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = _floating_input(self if dtype is None else self.to(dtype))
         return apply(ops.LogSoftmax(dim), x)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:
@@ -179,9 +179,10 @@ class MathMethods:
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
+        dtype = backend.result_type(self._data, _raw(other))
+        check_integer_divisor("div", dtype, other)
         quotient = (self / other).detach()
         rounded = np.floor(quotient._data) if rounding_mode == "floor" else np.trunc(quotient._data)
-        dtype = backend.result_type(self._data, _raw(other))
         return wrap(rounded.astype(dtype))
 
     divide = true_divide = div
@@ -323,7 +324,7 @@ class MathMethods:
 
     @numpy_names
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return apply(ops.LogSumExp(dim, keepdim), self)
+        return apply(ops.LogSumExp(dim, keepdim), _floating_input(self))
 
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -493,6 +494,12 @@ def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
     return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
+
+
+def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
+    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
+    if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
+        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
 def _raw(value: Any) -> Any:

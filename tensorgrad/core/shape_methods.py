@@ -52,10 +52,10 @@ class ShapeMethods:
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
         """Merge dimensions ``start_dim..end_dim`` (inclusive) into one."""
-        if self.ndim == 0:
+        start = ops.normalize_axis(start_dim, max(self.ndim, 1), "flatten")
+        end = ops.normalize_axis(end_dim, max(self.ndim, 1), "flatten")
+        if self.ndim == 0:  # dims 0 and -1 only, as PyTorch's
             return self.reshape(1)
-        start = ops.normalize_axis(start_dim, self.ndim, "flatten")
-        end = ops.normalize_axis(end_dim, self.ndim, "flatten")
         if start > end:
             raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
         shape = self.shape
@@ -75,7 +75,7 @@ class ShapeMethods:
         if dim is None:
             axes = tuple(i for i, n in enumerate(self.shape) if n == 1)
         else:
-            axes = ops.normalize_axes(dim, max(self.ndim, 1), "squeeze") if self.ndim else ()
+            axes = ops.normalize_axes(dim, max(self.ndim, 1), "squeeze")  # 0-d: 0 or -1
         return self.reshape(
             tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
         )
@@ -209,7 +209,22 @@ class ShapeMethods:
         return tuple(self[(*lead, i)] for i in range(self.shape[axis]))
 
     def narrow(self, dim: int, start: int, length: int) -> Any:
+        """Elements ``start .. start + length`` along ``dim``; a negative ``start`` counts
+        from the end (PyTorch's checks: the whole range must lie inside the dimension)."""
+        if not self.ndim:
+            raise RuntimeError("narrow: cannot be applied to a 0-d tensor")
         axis = ops.normalize_axis(dim, self.ndim, "narrow")
+        size = self.shape[axis]
+        if not -size <= start <= size:
+            raise IndexError(
+                f"narrow: start {start} is out of range for dimension {axis} of size {size}"
+            )
+        start = start + size if start < 0 else start
+        if length < 0 or start + length > size:
+            raise RuntimeError(
+                f"narrow: start ({start}) + length ({length}) exceeds dimension {axis} of "
+                f"size {size}"
+            )
         return self[(slice(None),) * axis + (slice(start, start + length),)]
 
     # ----------------------------------------------------------------- indexing

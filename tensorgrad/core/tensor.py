@@ -22,7 +22,7 @@ from tensorgrad import backend, ops
 from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, shape_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
-from tensorgrad.core.math_methods import MathMethods
+from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index
 from tensorgrad.grad_mode import no_grad
@@ -427,6 +427,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def __mod__(self, other: Any) -> Tensor:
         other_data = other._data if isinstance(other, Tensor) else other
+        check_integer_divisor("remainder", backend.result_type(self._data, other_data), other_data)
         return wrap(np.mod(self._data, other_data))
 
     def __neg__(self) -> Tensor:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
+from tensorgrad.ops.base import Op, call, normalize_axis, reduction_axes, shape_of
 from tensorgrad.ops.elementwise import Erf
 
 
@@ -26,9 +26,12 @@ class Sigmoid(Op):
 
 
 class Relu(Op):
-    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch."""
+    """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
+    bool inputs (NumPy would give int64)."""
 
     def forward(self, x):
+        if x.dtype == np.bool_:
+            raise RuntimeError("relu: boolean inputs are not supported")
         return np.maximum(x, 0)
 
     def forward_inplace(self, target):
@@ -51,7 +54,7 @@ class LeakyRelu(Op):
         return np.where(x > 0, x, x * self.negative_slope)
 
     def backward(self, grad, out, x):
-        return (grad * np.where(x > 0, 1.0, self.negative_slope).astype(grad.dtype),)
+        return (np.where(x > 0, grad, grad * self.negative_slope),)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -135,7 +138,7 @@ class Softmax(Op):
         self.axis = axis
 
     def forward(self, x):
-        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        self.axis = _softmax_axis(self.axis, x, self.name)
         shifted = x - x.max(axis=self.axis, keepdims=True) if x.size else x
         e = np.exp(shifted)
         return e / e.sum(axis=self.axis, keepdims=True)
@@ -153,14 +156,23 @@ class LogSoftmax(Op):
         self.axis = axis
 
     def forward(self, x):
-        self.axis = normalize_axis(self.axis, len(shape_of(x)), self.name)
+        self.axis = _softmax_axis(self.axis, x, self.name)
         return _log_softmax(x, self.axis)
 
     def backward(self, grad, out, x):
         return (grad - np.exp(out) * grad.sum(axis=self.axis, keepdims=True),)
 
 
-def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+def _softmax_axis(axis: int, x: np.ndarray, name: str) -> int | None:
+    """The axis as a non-negative int; None (all of it) for a 0-d ``x``, which takes dim 0
+    or -1 as PyTorch's."""
+    if isinstance(axis, (tuple, list)) or axis is None:
+        return normalize_axis(axis, len(shape_of(x)), name)  # the error: one int
+    axes = reduction_axes(axis, len(shape_of(x)), name)
+    return axes[0] if axes else None
+
+
+def _log_softmax(x: np.ndarray, axis: int | None) -> np.ndarray:
     """``x − logsumexp(x)`` along ``axis`` (non-negative), shifted by the maximum for stability.
     On arrays only: the reductions call the ufuncs directly, skipping NumPy's Python wrappers."""
     if not x.size:

@@ -155,6 +155,19 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(sorted(result))
 
 
+def reduction_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """As :func:`normalize_axes`, where a 0-d tensor takes axis 0 or -1 as PyTorch's (one
+    element, nothing to reduce: the result is ``()``)."""
+    if ndim:
+        return normalize_axes(axis, ndim, op)
+    try:
+        normalize_axes(axis, 1, op)
+    except IndexError:
+        normalize_axes(axis, 0, op)  # the error, naming the tensor's 0 dimensions
+        raise
+    return ()
+
+
 def normalize_axis(axis: int, ndim: int, op: str) -> int:
     """A single axis as a non-negative int, with a clear error when out of range."""
     if isinstance(axis, Sequence) or axis is None:

@@ -125,6 +125,8 @@ class Pow(Op):
     uses_output = True
 
     def forward(self, x, y):
+        if type(y) is int and y < 0 and x.dtype.kind in "biu":  # NumPy checks only elements
+            raise ValueError("pow: Integers to negative integer powers are not allowed.")
         return x**y
 
     def backward(self, grad, out, x, y):

@@ -7,7 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, expand_reduced, normalize_axes, normalize_axis, shape_of
+from tensorgrad.ops.base import (
+    Op,
+    expand_reduced,
+    normalize_axis,
+    reduction_axes,
+    shape_of,
+)
 
 
 class _Reduction(Op):
@@ -15,7 +21,9 @@ class _Reduction(Op):
         self.axis, self.keepdims = axis, keepdims
 
     def _axes(self, x) -> tuple[int, ...]:
-        self.axes = normalize_axes(self.axis, len(shape_of(x)), self.name)
+        """The reduced axes; a 0-d tensor takes dim 0 or -1, as PyTorch's (and keeps its
+        one element)."""
+        self.axes = reduction_axes(self.axis, len(shape_of(x)), self.name)
         return self.axes
 
     def _count(self, x) -> int:
@@ -85,7 +93,8 @@ class Std(_Reduction):
         std = self._expand(out, x)
         safe = np.where(std == 0, 1.0, std)
         scale = np.where(std == 0, 0.0, self._expand(grad, x) / safe)
-        return (scale * centered / dof if dof > 0 else scale * float("nan"),)
+        # no degrees of freedom: NaN, in the input's shape (centered's, not the output's)
+        return (scale * centered / dof if dof > 0 else scale * centered * float("nan"),)
 
 
 class Norm(_Reduction):

@@ -508,11 +508,12 @@ def test_binary_ops_promote_as_pytorch(op, left, right):
 
 
 @pytest.mark.parametrize("order", ["bool_first", "number_first"])
-def test_bool_tensor_minus_a_float_number_is_refused(order):
-    """engine.binary refuses before promotion, which would cast the bool to float32."""
+@pytest.mark.parametrize("other", [2.5, "float_tensor"])
+def test_bool_tensor_minus_a_float_is_refused(order, other):
     x = tg.tensor([True, False])
+    y = tg.tensor([1.5, 2.0]) if other == "float_tensor" else other
     with pytest.raises(RuntimeError, match="bool"):
-        _ = x - 2.5 if order == "bool_first" else 2.5 - x
+        _ = x - y if order == "bool_first" else y - x
 
 
 SUB_SPELLINGS = {

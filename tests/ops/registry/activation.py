@@ -137,7 +137,7 @@ def _softmax_samples(rng: np.random.Generator) -> list[Sample]:
 
 _SOFTMAX_ERRORS = [
     ("axis_out_of_range", (2, 3), 2, r"axis 2 is out of range for a tensor of 2 dimensions"),
-    ("0d", (), -1, r"axis -1 is out of range for a tensor of 0 dimensions"),
+    ("0d", (), -2, r"axis -2 is out of range for a tensor of 0 dimensions"),  # 0, -1: PyTorch's
 ]
 for _name, _fn, _ref in (
     ("softmax", lambda x, axis: x.softmax(axis), _softmax),

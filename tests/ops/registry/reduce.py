@@ -90,8 +90,8 @@ def _axis_errors(name: str, **kwargs: Any) -> tuple[ErrorInput, ...]:
         ErrorInput(
             (np.ones(()),),
             IndexError,
-            rf"^{name}: axis 0 is out of range for a tensor of 0 dimensions",
-            {"axis": 0, "keepdims": False, **kwargs},
+            rf"^{name}: axis 1 is out of range for a tensor of 0 dimensions",
+            {"axis": 1, "keepdims": False, **kwargs},  # 0 and -1 are PyTorch's for 0-d
             "axis_of_0d",
         ),
         ErrorInput(
