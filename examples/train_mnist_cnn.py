@@ -24,7 +24,7 @@ from tensorgrad.training.data import random_shift
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--dataset", default="mnist", choices=["mnist", "fashion-mnist", "digits"])
 parser.add_argument("--data-dir", default=None)
-parser.add_argument("--epochs", type=int, default=8)
+parser.add_argument("--epochs", type=int, default=6)
 parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 

@@ -157,7 +157,7 @@ CNN = register_model(
         defaults={
             "hidden": (32, 64),
             "dropout": 0.25,
-            "epochs": 8,
+            "epochs": 6,
             "batch_size": 128,
             "optimizer": "adamw",
             "lr": 3e-3,
