@@ -522,4 +522,13 @@ def _write_back(target: Any, view: ViewOf) -> None:
 
 def inplace_setitem(target: Any, index: Any, value: Any) -> None:
     """``target[index] = value``, recorded when a gradient will be needed."""
-    apply_inplace(ops.SetItem(index), target, value)
+    try:
+        apply_inplace(ops.SetItem(index), target, value)
+    except RuntimeError:
+        # PyTorch indexes before it looks at the target: a bad index is its IndexError
+        # even where the change itself would be refused (a view of a leaf, say)
+        try:
+            target._data[index]
+        except IndexError as exc:
+            raise named_error("setitem", exc) from exc
+        raise

@@ -627,8 +627,12 @@ def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:
     y = engine.operand(y)
     if y is NotImplemented:
         return NotImplemented
-    y = y._data if isinstance(y, Tensor) else y
+    a, y = x._data, y._data if isinstance(y, Tensor) else y
+    if backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
+        dtype = backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
+        if dtype != np.result_type(a, y):  # compared in float32, where the two are equal
+            a, y = engine._cast(a, dtype), engine._cast(y, dtype)
     try:
-        return wrap(ufunc(x._data, y))
+        return wrap(ufunc(a, y))
     except (ValueError, TypeError) as exc:
         raise engine.named_error(ufunc.__name__, exc) from exc

@@ -175,10 +175,19 @@ class _Program:
         for t, n in self.hooked:
             if t is x and self.is_view(x):
                 self.unsure.add(n)
-        if quiet:
+        if quiet:  # by version counter, as PyTorch goes: every view of x's base
+            base = self.base(x)
             self.quietly_changed.update(
-                id(t) for t in self.pool if self.is_view(t) and _shares(t, x)
+                id(t)
+                for t in self.pool
+                if self.is_view(t) and (_shares(t, x) or self.base(t) is base)
             )
+
+    def base(self, t: Any) -> Any:
+        """The tensor that ``t`` is a view of (``t`` itself when it is none)."""
+        if self.lib.__name__ == "torch":
+            return t._base if t._is_view() else t
+        return t._view.root if t._view is not None else t
 
     def settle(self) -> None:
         """Mark what :meth:`changing` says to leave out, once the program has run."""

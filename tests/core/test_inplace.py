@@ -809,3 +809,14 @@ def test_a_leaf_that_stopped_requiring_grad_gets_no_gradient(stop):
     y.backward()
     assert a.grad is None
     np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0])
+
+
+def test_a_bad_index_is_an_index_error_before_the_leaf_refusal():
+    """PyTorch indexes before it looks at the target: ``view_of_leaf[:, 1] = v`` with column 1
+    out of range is an IndexError, not the in-place refusal (found by the generated
+    programs)."""
+    leaf = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(IndexError, match="setitem: index 1 is out of bounds"):
+        leaf.unsqueeze(0).T[:, 1] = 0.5
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.unsqueeze(0).T[:, 0] = 0.5

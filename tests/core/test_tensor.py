@@ -200,3 +200,12 @@ def test_requires_grad_on_integer_tensor():
         RuntimeError, match="only floating-point tensors can require gradients.*int64"
     ):
         tg.tensor(np.arange(3), requires_grad=True)
+
+
+def test_comparisons_promote_as_pytorch_before_comparing():
+    """int32 tensor vs a Python float compares in float32 (PyTorch's result type), where
+    -1.9999999999999998 is -2; NumPy would compare in float64 (found by the API fuzz)."""
+    x = tg.tensor(np.array(-2, dtype=np.int32))
+    near = -1.9999999999999998
+    assert bool(x == near) and not bool(x != near) and not bool(x < near)
+    assert (tg.tensor([1, 2]) == tg.tensor([1.0, 2.5])).tolist() == [True, False]
