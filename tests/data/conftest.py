@@ -8,17 +8,15 @@ leaves this machine unless a test asks for it.
 
 from __future__ import annotations
 
-import hashlib
 import socket
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tensorgrad.data import DATA_ENV, IDX_FILES, MD5, MIRROR_ENV, MIRRORS, SYSTEM_DIRS, write_idx
+from tests.local_server import LocalServer
 
 ORIGINAL_SYSTEM_DIRS = {name: tuple(dirs) for name, dirs in SYSTEM_DIRS.items()}
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
@@ -99,63 +97,6 @@ def make_idx_dataset() -> Callable[..., dict[str, np.ndarray]]:
         return arrays
 
     return make
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Serves ``server.routes``: bytes (200), an int status, or ("cut", body, n_sent)."""
-
-    server: LocalServer
-
-    def do_GET(self) -> None:
-        self.server.requests.append(self.path)
-        route = self.server.routes.get(self.path, 404)
-        if isinstance(route, int):
-            self.send_error(route)
-            return
-        if isinstance(route, tuple):
-            _, body, sent = route
-        else:
-            body, sent = route, len(route)
-        self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body[:sent])
-        self.wfile.flush()
-        if sent < len(body):
-            self.close_connection = True
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-class LocalServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.routes: dict[str, bytes | int | tuple[str, bytes, int]] = {}
-        self.requests: list[str] = []
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-
-    def serve_dataset(self, prefix: str, files: dict[str, bytes]) -> dict[str, str]:
-        """Serve ``files`` under ``prefix``; return their MD5 checksums by file name."""
-        for name, body in files.items():
-            self.routes[f"{prefix}/{name}"] = body
-        return {name: hashlib.md5(body).hexdigest() for name, body in files.items()}
-
-
-@pytest.fixture
-def http_server() -> Iterator[LocalServer]:
-    server = LocalServer()
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -7,15 +7,13 @@ are not searched, and the datasets' default mirrors point at a closed port.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tensorgrad.data import DATA_ENV, MIRROR_ENV, SYSTEM_DIRS
 from tensorgrad.vision import datasets
-from tests.vision.helpers import LocalServer, closed_port_url
+from tests.vision.helpers import closed_port_url
 
 
 @pytest.fixture(autouse=True)
@@ -33,16 +31,3 @@ def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # a system-wide copy (Debian's dataset-fashion-mnist) must not stand in for the test's
     for name in list(SYSTEM_DIRS):
         monkeypatch.setitem(SYSTEM_DIRS, name, ())
-
-
-@pytest.fixture
-def http_server() -> Iterator[LocalServer]:
-    server = LocalServer()
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

@@ -3,9 +3,7 @@ has it, and a local HTTP server for downloads."""
 
 from __future__ import annotations
 
-import hashlib
 import socket
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -64,40 +62,3 @@ def write_mnist(
             write_idx(directory / (IDX_FILES[role] + (".gz" if gz else "")), array, compress=gz)
             arrays[role] = array
     return arrays
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: LocalServer
-
-    def do_GET(self) -> None:
-        self.server.requests.append(self.path)
-        body = self.server.routes.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-class LocalServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.routes: dict[str, bytes] = {}
-        self.requests: list[str] = []
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-
-    def serve_files(self, prefix: str, directory: Path) -> list[tuple[str, str]]:
-        """Serve the files of ``directory`` under ``prefix``; their (name, MD5) pairs."""
-        resources = []
-        for path in sorted(directory.iterdir()):
-            body = path.read_bytes()
-            self.routes[f"{prefix}/{path.name}"] = body
-            resources.append((path.name, hashlib.md5(body).hexdigest()))
-        return resources
