@@ -86,6 +86,8 @@ from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
 
+backend.keep_freed_memory()  # speed, process-wide: its docstring says why
+
 float = float32
 double = float64
 half = float16

@@ -1,17 +1,24 @@
-"""Work on a batch split across threads: the convolution and pooling ops' one speed trick
-that is about cores rather than memory.
+"""Work split across threads: the convolution and pooling ops' one speed trick that is
+about cores rather than memory.
 
-NumPy releases the GIL while it copies, adds or multiplies plain numbers, so two threads that
-each take half of a batch run at once on two cores. The convolution ops cut the batch into
-cache-sized chunks (``ops/conv.py``), and a chunk's im2col, matrix products and scatter-add
-run one after the other in one thread while the other thread does the same for another share
-of the batch. The matrix products in those threads must not each start BLAS's own thread
-pool (on two cores four busy threads were several times slower than two), so BLAS is held to
-one thread while they run, through the OpenBLAS that NumPy itself loaded. Where that BLAS is
-not found (NumPy built against another), the chunks run in the calling thread instead.
+NumPy releases the GIL while it copies, adds or multiplies plain numbers, so threads that
+each take a share of a batch run at once on the cores. The convolution ops cut the batch
+into cache-sized chunks (``ops/conv.py``), and a chunk's im2col, matrix products and
+scatter-add run one after the other in one thread while the other threads do the same for
+their shares of the batch. The matrix products in those threads must not each start BLAS's
+own thread pool (on two cores four busy threads were several times slower than two), so
+BLAS is held to one thread while they run, through the OpenBLAS that NumPy itself loaded.
+Where that BLAS is not found (NumPy built against another), the chunks run in the calling
+thread instead.
 
-``TENSORGRAD_THREADS=1`` in the environment (or ``parallel.THREADS = 1``) runs everything in
-the calling thread, with BLAS left as it is; the tests run both ways.
+One pool at a time: while tensorgrad's threads are in use, the matrix products of the
+linear layers and the optimizers' updates run on them too, with BLAS held to one thread
+(:func:`own_threads_active` says why); a network without convolutions or pooling leaves
+its products to BLAS's threads, as hand-written NumPy does.
+
+``TENSORGRAD_THREADS=N`` in the environment (or ``parallel.THREADS = N``) sets how many
+threads share the work (default: the cores this process may run on); 1 runs everything in
+the calling thread, with BLAS left as it is. The tests run both ways.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ import glob
 import itertools
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +49,7 @@ def _default_threads() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return min(2, cores)  # the machine this was tuned on has two
+    return cores
 
 
 #: how many threads share a batch (1: everything in the calling thread)
@@ -102,28 +110,44 @@ def _openblas_thread_functions() -> tuple[Any, Any] | None:
     return None
 
 
-@contextlib.contextmanager
-def _blas_single_threaded() -> Iterator[bool]:
-    """Hold BLAS to one thread (process-wide: OpenBLAS has no per-thread setting) while our
-    own threads call it; yields False where that is not possible."""
-    functions = _openblas_thread_functions()
-    if functions is None:
-        yield False
-        return
-    get, set_ = functions
-    before = get()
-    if before != 1:
-        set_(1)
-    try:
-        yield True
-    finally:
-        if before != 1:
-            set_(before)
+class _BlasSingleThreaded:
+    """``with _blas_single_threaded() as alone:`` holds BLAS to one thread (process-wide:
+    OpenBLAS has no per-thread setting) inside the block; ``alone`` is False where that is
+    not possible. A class rather than a generator: it runs around every matrix product."""
+
+    __slots__ = ("before", "functions")
+
+    def __enter__(self) -> bool:
+        self.functions = functions = _openblas_thread_functions()
+        if functions is None:
+            return False
+        self.before = functions[0]()
+        if self.before != 1:
+            functions[1](1)
+        return True
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.functions is not None and self.before != 1:
+            self.functions[1](self.before)
+
+
+_blas_single_threaded = _BlasSingleThreaded
 
 
 # --------------------------------------------------------------------------- splitting
+#: ``time.monotonic()`` when work was last split over tensorgrad's threads (0: never)
+_last_shared = 0.0
+#: for this many seconds after that, matrix products and optimizer updates run on
+#: tensorgrad's threads too (:func:`own_threads_active`)
+ACTIVE_SECONDS: float = 1.0
+
+
 def split_batch(
-    function: Callable[[int, int], Any], batch: int, elements: int, blas: bool = False
+    function: Callable[[int, int], Any],
+    batch: int,
+    elements: int,
+    blas: bool = False,
+    mark: bool = True,
 ) -> list[Any]:
     """``[function(start, stop), ...]`` over shares of ``range(batch)`` that together cover
     it in order, run at once in ``THREADS`` threads (the last share in the calling thread).
@@ -131,8 +155,11 @@ def split_batch(
     ``elements`` (the work's size) below :data:`MIN_ELEMENTS` keeps it to one call on the
     whole batch, as does ``THREADS == 1``. ``blas=True`` says ``function`` multiplies
     matrices: then BLAS runs one thread per share, or the work stays in one call when BLAS
-    cannot be told so. ``function`` must write only to what its share owns.
+    cannot be told so. ``function`` must write only to what its share owns. A split marks
+    tensorgrad's threads as in use (:func:`own_threads_active`), unless ``mark`` is False
+    (the work that follows them, products and updates, does not keep them in use).
     """
+    global _last_shared
     threads = min(THREADS, batch)
     if threads < 2 or elements < MIN_ELEMENTS:
         return [function(0, batch)]
@@ -147,7 +174,25 @@ def split_batch(
             last = function(*shares[-1])
         finally:
             results = [future.result() for future in futures]  # a worker's error, raised here
+    if mark:
+        _last_shared = time.monotonic()
     return [*results, last]
+
+
+def own_threads_active() -> bool:
+    """Whether tensorgrad's threads shared work in the last :data:`ACTIVE_SECONDS`: then
+    the work that would otherwise go to BLAS's threads goes to them too.
+
+    Why: one pool of threads at a time. An OpenBLAS thread that has worked keeps spinning
+    for a while (~0.1 s) before it sleeps, so a product multiplied on BLAS's threads leaves
+    one spinning through whatever runs next; when that is a convolution split over
+    tensorgrad's threads, three busy threads share two cores and the convolution takes up
+    to twice as long (measured on the CNN step of ``bench/cnn.py``). A network without
+    convolutions or pooling never starts tensorgrad's threads, and its products run on
+    BLAS's, as hand-written NumPy's do (faster there: BLAS's spinning threads pick up the
+    next product at once).
+    """
+    return THREADS > 1 and time.monotonic() - _last_shared < ACTIVE_SECONDS
 
 
 def over_batch(
@@ -171,3 +216,44 @@ def over_batch(
             function(*[a[lo:hi] for a in arrays])
 
     split_batch(share, batch, size)
+
+
+# --------------------------------------------------------------------------- matrix products
+#: products of fewer multiply-adds than this run in one call: handing half of one to the
+#: other thread costs some tens of microseconds
+MIN_PRODUCT: int = 1 << 22
+_BLAS_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b``; while tensorgrad's threads are in use (:func:`own_threads_active`), a
+    product of 2-D float arrays runs with BLAS held to one thread, split by rows (or
+    columns) over tensorgrad's threads when it is big. Anything else is ``a @ b``."""
+    if (
+        type(a) is not np.ndarray
+        or type(b) is not np.ndarray
+        or a.ndim != 2
+        or b.ndim != 2
+        or a.shape[1] != b.shape[0]
+        or a.dtype not in _BLAS_TYPES
+        or b.dtype not in _BLAS_TYPES
+        or not own_threads_active()
+    ):
+        return a @ b
+    (m, k), n = a.shape, b.shape[1]
+    with _blas_single_threaded() as alone:
+        if not alone or m * n * k < MIN_PRODUCT or max(m, n) < 2:
+            return a @ b
+        out = np.empty((m, n), np.result_type(a, b))
+        if m >= n:
+            split_batch(
+                lambda lo, hi: np.matmul(a[lo:hi], b, out=out[lo:hi]), m, m * n * k, mark=False
+            )
+        else:
+            split_batch(
+                lambda lo, hi: np.matmul(a, b[:, lo:hi], out=out[:, lo:hi]),
+                n,
+                m * n * k,
+                mark=False,
+            )
+    return out

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from tensorgrad.ops import parallel
+
 #: ``?axpy`` in the 64-bit-integer OpenBLAS that NumPy's wheels bundle: NumPy 2, then 1.x
 _SYMBOLS = ("scipy_cblas_{}axpy64_", "cblas_{}axpy64_")
 _LETTERS = {
@@ -136,7 +138,7 @@ class Axpy:
                 raise ValueError("cannot update a read-only array in place (nothing was updated)")
         for blas, size, x_address, y_address, x, y, scratch in self._pairs:
             if blas is not None:
-                blas(size, alpha, x_address, 1, y_address, 1)
+                _call(blas, size, alpha, x_address, y_address, y.itemsize)
             else:
                 np.multiply(x, alpha, out=scratch)
                 np.add(y, scratch, out=y)
@@ -147,7 +149,24 @@ def axpy(alpha: float, x: np.ndarray, y: np.ndarray, scratch: np.ndarray) -> Non
     is not."""
     blas = _blas_for(x, y)
     if blas is not None:
-        blas(y.size, alpha, _address(x), 1, _address(y), 1)
+        _call(blas, y.size, alpha, _address(x), _address(y), y.itemsize)
     else:
         np.multiply(x, alpha, out=scratch)
         np.add(y, scratch, out=y)
+
+
+def _call(
+    blas: Callable[..., None], size: int, alpha: float, x: int, y: int, itemsize: int
+) -> None:
+    """``blas`` on ``size`` elements at addresses ``x`` and ``y``; while tensorgrad's threads
+    are in use, split over them with BLAS held to one thread, as matrix products are then
+    (``parallel.own_threads_active`` says why: a BLAS thread woken here would spin through
+    the next step's convolutions)."""
+    if not parallel.own_threads_active():
+        blas(size, alpha, x, 1, y, 1)
+        return
+
+    def part(lo: int, hi: int) -> None:
+        blas(hi - lo, alpha, x + lo * itemsize, 1, y + lo * itemsize, 1)
+
+    parallel.split_batch(part, size, size, blas=True, mark=False)

@@ -314,42 +314,6 @@ def test_conv_relu_second_derivatives_match_the_two_ops():
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
 
 
-def test_threads_split_a_batch_and_report_a_workers_error(monkeypatch):
-    monkeypatch.setattr(parallel, "THREADS", 2)
-    seen = []
-    assert parallel.split_batch(lambda lo, hi: seen.append((lo, hi)) or hi - lo, 5, 10**9) == [2, 3]
-    assert sorted(seen) == [(0, 2), (2, 5)]
-
-    def fail(lo, hi):
-        if lo == 0:
-            raise RuntimeError("worker failed")
-        return hi
-
-    with pytest.raises(RuntimeError, match="worker failed"):
-        parallel.split_batch(fail, 4, 10**9)
-    assert parallel.split_batch(lambda lo, hi: (lo, hi), 4, 10) == [(0, 4)]  # small: one call
-    monkeypatch.setattr(parallel, "THREADS", 1)
-    assert parallel.split_batch(lambda lo, hi: (lo, hi), 4, 10**9) == [(0, 4)]
-
-
-def test_blas_is_back_to_its_threads_after_a_split(monkeypatch):
-    functions = parallel._openblas_thread_functions()
-    if functions is None:
-        pytest.skip("NumPy's BLAS is not an OpenBLAS this can find")
-    get, _ = functions
-    before = get()
-    monkeypatch.setattr(parallel, "THREADS", 2)
-    inside = parallel.split_batch(lambda lo, hi: get(), 4, 10**9, blas=True)
-    assert inside == [1, 1]
-    assert get() == before
-
-
-def test_the_thread_pool_is_made_again_after_a_fork(monkeypatch):
-    pool = parallel._executor()
-    monkeypatch.setattr(parallel, "_pool_pid", -1)  # as a forked child sees it
-    assert parallel._executor() is not pool
-
-
 def test_conv_output_is_channels_last_and_owns_its_memory():
     x = tg.randn(2, 3, 6, 6, dtype=tg.float64)
     out = F.conv2d(x, tg.randn(4, 3, 3, 3, dtype=tg.float64))
@@ -796,18 +760,6 @@ def test_docs_conv_examples_print_what_the_page_shows(capsys):
     for number, (block, expected) in enumerate(snippets, 1):
         exec(compile(block, f"conv.md block {number}", "exec"), namespace)
         assert capsys.readouterr().out == expected, f"block {number}"
-
-
-def test_the_thread_count_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv("TENSORGRAD_THREADS", "1")
-    assert parallel._default_threads() == 1
-    monkeypatch.setenv("TENSORGRAD_THREADS", "two")
-    with pytest.raises(
-        ValueError, match="TENSORGRAD_THREADS must be a positive integer, got 'two'"
-    ):
-        parallel._default_threads()
-    monkeypatch.delenv("TENSORGRAD_THREADS")
-    assert 1 <= parallel._default_threads() <= 2
 
 
 def test_sequential_runs_a_conv2d_followed_by_a_relu_as_one_op():
