@@ -424,6 +424,63 @@ def _scatter_input_grad(dz, w_offsets, block, dxp, out_hw, stride, dilation) -> 
                 view += values
 
 
+def finite(array: np.ndarray) -> bool:
+    """Whether every element is finite: one cheap pass (a sum) without a temporary."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return not array.size or bool(np.isfinite(np.add.reduce(array, axis=None)))
+
+
+def _tiles(z: np.ndarray, pool: Pair, pooled_hw: Pair) -> list[np.ndarray]:
+    """The elements at each offset (a, b) of the (kH, kW) tiles of a channels-last chunk
+    (s, OH, OW, C), in the tiles' row-major order: (s, PH, PW, C) views (splitting axes of a
+    slice is always a view), the rows and columns past the last whole tile left out."""
+    (kh, kw), (ph, pw) = pool, pooled_hw
+    s, c = z.shape[0], z.shape[3]
+    blocks = z[:, : ph * kh, : pw * kw].reshape(s, ph, kh, pw, kw, c)
+    return [blocks[:, :, a, :, b] for a in range(kh) for b in range(kw)]
+
+
+def _pool_tiles(z: np.ndarray, pool: Pair, out: np.ndarray, winners: np.ndarray) -> None:
+    """Max-pool a chunk ``z`` (s, OH, OW, C) over its tiles into ``out`` (s, PH, PW, C), NaN
+    winning as in PyTorch, and write into ``winners`` which offset of each tile won: the
+    first maximum in the tile's row-major order, as PyTorch's max pool picks (a NaN tile's
+    winner is never used: its gradient stops at the ReLU, NaN > 0 being false)."""
+    views = _tiles(z, pool, out.shape[1:3])
+    np.copyto(out, views[0])
+    for view in views[1:]:
+        np.maximum(out, view, out=out)
+    # the winner's offset = how many offsets before it differ from the maximum (sums of
+    # masks: several times faster than NumPy's masked copies)
+    behind = np.not_equal(views[0], out)
+    np.copyto(winners, behind)
+    differs = np.empty_like(behind)
+    for view in views[1:-1]:
+        behind &= np.not_equal(view, out, out=differs)
+        winners += behind
+
+
+def _unpool_tiles(grad, out, winners, pool: Pair, dz: np.ndarray, exact: bool) -> np.ndarray:
+    """The VJP of :func:`_pool_tiles` after a ReLU for one chunk: each tile's gradient to its
+    winner if the tile's maximum is positive (where the ReLU passed it), 0 elsewhere,
+    written into ``dz`` (s, OH, OW, C). Returns the pooled gradient that passed (its sums
+    are the bias's gradient). ``exact``: the gradient holds ±∞ or NaN, and the losers must
+    still get exactly 0, so masked copies rather than products by the masks."""
+    ph, pw = grad.shape[1:3]
+    (kh, kw), (oh, ow) = pool, dz.shape[1:3]
+    if oh > ph * kh:  # rows and columns no tile covers
+        dz[:, ph * kh :] = 0
+    if ow > pw * kw:
+        dz[:, :, pw * kw :] = 0
+    passed = np.where(out > 0, grad, 0) if exact else np.multiply(grad, out > 0)
+    for k, view in enumerate(_tiles(dz, pool, (ph, pw))):
+        if exact:
+            view[...] = 0
+            np.copyto(view, passed, where=winners == k)
+        else:
+            np.multiply(passed, winners == k, out=view)
+    return passed
+
+
 class Conv2d(Op):
     """2-D cross-correlation (PyTorch's ``conv2d``) of x (N, C, H, W) with weight
     (O, C/groups, kH, kW) and an optional bias (O,): out (N, O, OH, OW)."""
@@ -431,6 +488,9 @@ class Conv2d(Op):
     name = "conv2d"
     #: whether a ReLU follows, fused in (:class:`Conv2dRelu`)
     relu: ClassVar[bool] = False
+    #: the (kH, kW) tiles a max-pool over the ReLU's output takes, fused in
+    #: (:class:`Conv2dReluMaxPool`); None: no pooling
+    pool: tuple[int, int] | None = None
 
     def __init__(
         self,
@@ -462,28 +522,38 @@ class Conv2d(Op):
         # the weight as (G, O/G, kH·kW·C/G), columns ordered as the windows' (small: a copy)
         wmat = weight.reshape(g, og, cg, kh, kw).transpose(0, 1, 3, 4, 2).reshape(g, og, kg)
         dtype = np.result_type(x, weight) if bias is None else np.result_type(x, weight, bias)
-        out = new_array((n, o, oh, ow), dtype, nhwc=True)
+        pool = self.pool
+        if pool:  # the pooled output, and which element of each tile won
+            ph, pw = oh // pool[0], ow // pool[1]
+            out = new_array((n, o, ph, pw), dtype, nhwc=True)
+            winners = np.empty((n, ph, pw, o), np.uint8)
+        else:
+            out = new_array((n, o, oh, ow), dtype, nhwc=True)
         out_nhwc = out.transpose(0, 2, 3, 1)  # contiguous
         step = _chunk_samples(oh * ow * g * kg)
 
         def share(start: int, stop: int) -> None:
-            cols = np.empty((min(step, stop - start), *windows.shape[1:]), dtype=x.dtype)
+            size = min(step, stop - start)
+            cols = np.empty((size, *windows.shape[1:]), dtype=x.dtype)
+            z = np.empty((size, oh, ow, o), dtype) if pool else None  # a chunk, before pooling
             for lo in range(start, stop, step):
                 hi = min(lo + step, stop)
                 rows = (hi - lo) * oh * ow
                 np.copyto(cols[: hi - lo], windows[lo:hi])  # im2col of one chunk
                 matrix = cols[: hi - lo].reshape(rows, g, kg)
-                result = out_nhwc[lo:hi].reshape(rows, o)
+                result = (z[: hi - lo] if pool else out_nhwc[lo:hi]).reshape(rows, o)
                 for k in range(g):
                     np.matmul(matrix[:, k], wmat[k].T, out=result[:, k * og : (k + 1) * og])
                 if bias is not None:
                     result += bias
                 if self.relu:
                     np.maximum(result, 0, out=result)
+                if pool:
+                    _pool_tiles(z[: hi - lo], pool, out_nhwc[lo:hi], winners[lo:hi])
 
         work = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
         parallel.split_batch(share, n, work, blas=True)
-        self.saved = (x, xp)
+        self.saved = (x, xp, winners) if pool else (x, xp)
         return out
 
     # ---- backward
@@ -497,16 +567,21 @@ class Conv2d(Op):
         n, c, h, w = x.shape
         o, cg, kh, kw = weight.shape
         g, og, kg = self.groups, o // self.groups, kh * kw * cg
-        oh, ow = grad.shape[2:]
-        saved_x, xp = self.saved
+        saved_x, xp = self.saved[:2]
         if saved_x is not x:  # forward ran again since, on other values (the scalar engine's)
             xp = padded(x, self.padding, nhwc=True)
+        oh, ow = check_conv(self.name, x.shape, weight.shape, None, self.stride, self.padding,
+                            self.dilation, self.groups)  # fmt: skip
+        pool = self.pool
         windows = _conv_windows(xp, (oh, ow), (kh, kw), self.stride, self.dilation, g)
         # dZ as (N, OH, OW, O): no copy when grad is channels-last, as ours are
         dz = np.ascontiguousarray(grad.transpose(0, 2, 3, 1))
         dtype = np.result_type(dz, x, weight)
-        # the ReLU's output, to mask each chunk of dZ with (out > 0) in the chunk's thread
+        # the ReLU's (or the pool's) output, to mask each chunk of dZ with (out > 0) in the
+        # chunk's thread
         after = np.ascontiguousarray(out.transpose(0, 2, 3, 1)) if self.relu else None
+        winners = self.saved[2] if pool else None
+        exact = bool(pool) and not finite(dz)  # ∞ · 0 would be NaN: then masked copies
         # the weight by kernel offset: (kH, kW, G, O/G, C/G)
         w_offsets = np.ascontiguousarray(weight.reshape(g, og, cg, kh, kw).transpose(3, 4, 0, 1, 2))
         (top, bottom), (left, right) = self.padding
@@ -525,17 +600,27 @@ class Conv2d(Op):
             for lo in range(start, stop, step):
                 hi = min(lo + step, stop)
                 rows = (hi - lo) * oh * ow
-                d = dz[lo:hi].reshape(rows, o)
-                if self.relu:  # the ReLU's VJP: dZ where the output is positive, else 0
-                    d = np.multiply(d, after[lo:hi].reshape(rows, o) > 0, out=masked[:rows])
+                if pool:  # the pooled gradient to each tile's winner, masked by the ReLU's
+                    passed = _unpool_tiles(
+                        dz[lo:hi], after[lo:hi], winners[lo:hi], pool,
+                        masked[:rows].reshape(hi - lo, oh, ow, o), exact,
+                    )  # fmt: skip
+                    d = masked[:rows]
+                elif self.relu:  # the ReLU's VJP: dZ where the output is positive, else 0
+                    d = np.multiply(
+                        dz[lo:hi].reshape(rows, o), after[lo:hi].reshape(rows, o) > 0,
+                        out=masked[:rows],
+                    )  # fmt: skip
+                else:
+                    d = dz[lo:hi].reshape(rows, o)
                 if need_w:  # dW += colsᵀ · dZ, the columns rebuilt from the input
                     np.copyto(cols[: hi - lo], windows[lo:hi])
                     matrix = cols[: hi - lo].reshape(rows, g, kg)
                     for k in range(g):
                         np.matmul(matrix[:, k].T, d[:, k * og : (k + 1) * og], out=product)
                         dw[k] += product
-                if need_b:
-                    db += np.add.reduce(d, 0)
+                if need_b:  # with pooling, the gradient of the tiles' winners only
+                    db += np.add.reduce(passed.reshape(-1, o) if pool else d, 0)
                 if need_x:
                     _scatter_input_grad(
                         d,
@@ -595,6 +680,60 @@ class Conv2dRelu(Conv2d):
     name = "conv2d_relu"
     relu = True
     uses_output = True
+
+
+class Conv2dReluMaxPool(Conv2dRelu):
+    """``max_pool2d(relu(conv2d(x, weight, bias)), pool)`` as one op, for a max-pool whose
+    windows tile the convolution's output (stride = kernel, no padding or dilation): a
+    ``Conv2d``, a ``ReLU`` and such a ``MaxPool2d`` in ``Sequential`` run as this.
+
+    A speed trick: each chunk of the convolution's output is pooled while it is in cache,
+    and the whole output is never stored; forward notes which element of each tile won (one
+    byte per pooled value), and backward routes each chunk's pooled gradient to the winners,
+    applying the ReLU's mask on the pooled values (which the winners share), and goes on as
+    ``Conv2d``'s. Values and gradients equal the three ops'. Python objects (the scalar
+    engine's Values) and the recorded backward (``create_graph``) run the three ops.
+    """
+
+    name = "conv2d_relu_max_pool2d"
+
+    def __init__(
+        self,
+        stride: Pair = (1, 1),
+        padding: Padding = ((0, 0), (0, 0)),
+        dilation: Pair = (1, 1),
+        groups: int = 1,
+        pool: Pair = (2, 2),
+    ):
+        super().__init__(stride, padding, dilation, groups)
+        self.pool = tuple(pool)
+
+    def _parts(self) -> tuple[Conv2dRelu, Any]:
+        """The two ops this one fuses, as separate ops."""
+        from tensorgrad.ops.pool import MaxPool2d
+
+        conv = Conv2dRelu(self.stride, self.padding, self.dilation, self.groups)
+        return conv, MaxPool2d(self.pool, self.pool, (0, 0))
+
+    def forward(self, x, weight, bias=None):
+        oh, ow = self._geometry(x, weight, bias)
+        conv, pool = self._parts()
+        pool._geometry((shape_of(x)[0], shape_of(weight)[0], oh, ow))  # its errors, if any
+        if x.dtype.kind == "f" and weight.dtype.kind == "f":
+            return super().forward(x, weight, bias)
+        return pool.forward(conv.forward(x, weight, bias))
+
+    def backward(self, grad, out, x, weight, bias=None):
+        arrays = all(isinstance(v, np.ndarray) for v in (grad, x, weight))
+        if arrays and x.dtype.kind == "f" and weight.dtype.kind == "f":
+            return super().backward(grad, out, x, weight, bias)
+        conv, pool = self._parts()  # the three ops' VJPs, in turn, on the recomputed values
+        conv.needs_input_grad = self.needs_input_grad
+        values = [np.asarray(v) if v is not None else None for v in (x, weight, bias)]
+        z = conv.forward(*values)
+        pool.forward(z)
+        (dz,) = pool.backward(grad, np.asarray(out), z)
+        return conv.backward(dz, z, x, weight, bias)
 
 
 # --------------------------------------------------------------------------- constant padding

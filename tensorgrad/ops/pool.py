@@ -24,6 +24,7 @@ from tensorgrad.ops.conv import (
     Pair,
     channels_last,
     cropped,
+    finite,
     memory_order,
     new_array,
     offset_view,
@@ -249,7 +250,7 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
     out_hw = out.shape[axes[0]], out.shape[axes[1]]
     offsets = op._offsets()
     unclaimed = np.array(grad, copy=True, order="K")
-    exact = not _finite(unclaimed)
+    exact = not finite(unclaimed)
     hit = np.empty_like(out, dtype=bool)
     part = None if disjoint and not exact else np.empty_like(unclaimed)
     last = len(offsets) - 1
@@ -283,11 +284,6 @@ def _has_nan(out: np.ndarray) -> bool:
         return False
     with np.errstate(invalid="ignore", over="ignore"):
         return not np.isfinite(np.add.reduce(out, axis=None))
-
-
-def _finite(grad: np.ndarray) -> bool:
-    with np.errstate(invalid="ignore", over="ignore"):
-        return not grad.size or bool(np.isfinite(np.add.reduce(grad, axis=None)))
 
 
 def _to_last_nan(op: MaxPool2d, grad, out, xp, dxp, axes) -> None:
@@ -335,7 +331,7 @@ def _route_tiles(op: MaxPool2d, grad, out, x, dx, axes) -> None:
                 np.greater(offset, taken, out=offset)  # a hit where no earlier offset hit
                 taken |= offset
     upstream = grad.reshape(pooled)
-    if _finite(grad):  # exact: x · 1 = x, x · 0 = 0
+    if finite(grad):  # exact: x · 1 = x, x · 0 = 0
         np.multiply(hit, upstream, out=dx_blocks)
     else:  # ∞ · 0 would be NaN: a masked copy leaves the losers at exactly 0
         dx_blocks[...] = 0

@@ -245,19 +245,21 @@ def test_threads_and_chunks_change_nothing(tricks, fn, w_shape):
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_conv_relu_fusion_changes_nothing(tricks, fused):
-    """The layers one by one and ``conv_relu_chain`` (Conv2d + ReLU as one op): the same
-    values and gradients, with and without threads and chunks."""
+    """The layers one by one and ``conv_relu_chain`` (Conv2d + ReLU + a tiling MaxPool2d,
+    and Conv2d + ReLU, as one op each): the same values and gradients, with and without
+    threads and chunks."""
     from tensorgrad.nn.modules.conv import conv_relu_chain
 
     tg.manual_seed(3)
     layers = (
-        cm.Conv2d(3, 4, 3, padding=1), nn.ReLU(), cm.Conv2d(4, 5, 2, bias=False), nn.ReLU(),
-        cm.Conv2d(5, 2, 1), cm.MaxPool2d(2), nn.ReLU(),
+        cm.Conv2d(3, 4, 3, padding=1), nn.ReLU(), cm.MaxPool2d((2, 3)),
+        cm.Conv2d(4, 5, 2, bias=False), nn.ReLU(), cm.Conv2d(5, 2, 1), cm.MaxPool2d(2),
+        nn.ReLU(),
     )  # fmt: skip
     for layer in layers:
         layer.double()
     params = [p for layer in layers for p in layer.parameters()]
-    x = np.random.default_rng(7).standard_normal((6, 3, 7, 6))
+    x = np.random.default_rng(7).standard_normal((6, 3, 7, 9))
 
     def forward(t):
         if fused:
@@ -292,8 +294,89 @@ def test_conv_relu_chain_fuses_each_conv_followed_by_a_relu():
     assert conv_relu_chain((conv, relu))(x).grad_fn.name == "conv2d_relu"
     assert conv_relu_chain((relu, conv))(x).grad_fn.name == "conv2d"
     out = conv_relu_chain((conv, relu, pool))(x)
+    assert out.grad_fn.name == "conv2d_relu_max_pool2d"
+    np.testing.assert_array_equal(out.numpy(), pool(relu(conv(x))).numpy())
+    assert conv_relu_chain((conv, pool, relu))(x).grad_fn.name == "relu"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"stride": 1},
+        {"padding": 1},
+        {"dilation": 2},
+        {"ceil_mode": True},
+        {"stride": (2, 1)},
+    ],
+)
+def test_a_max_pool_whose_windows_do_not_tile_runs_on_its_own(settings):
+    from tensorgrad.nn.modules.conv import conv_relu_chain
+
+    conv, relu, pool = cm.Conv2d(1, 2, 3), nn.ReLU(), cm.MaxPool2d(2, **settings)
+    x = tg.randn(2, 1, 7, 7, requires_grad=True)
+    out = conv_relu_chain((conv, relu, pool))(x)
     assert out.grad_fn.name == "max_pool2d"
     np.testing.assert_array_equal(out.numpy(), pool(relu(conv(x))).numpy())
+
+
+def test_the_fused_pool_reads_the_layers_settings_at_each_call():
+    model = nn.Sequential(cm.Conv2d(1, 2, 3), nn.ReLU(), cm.MaxPool2d(2))
+    x = tg.randn(2, 1, 8, 8)
+    assert model(x).shape == (2, 2, 3, 3)
+    assert model(x).grad_fn.name == "conv2d_relu_max_pool2d"
+    model[2].stride = 1  # the windows overlap now
+    out = model(x)
+    assert out.grad_fn.name == "max_pool2d" and out.shape == (2, 2, 5, 5)
+    model[2].kernel_size = model[2].stride = 3
+    assert model(x).grad_fn.name == "conv2d_relu_max_pool2d" and model(x).shape == (2, 2, 2, 2)
+
+
+def test_the_fused_pool_leaves_losers_at_zero_for_infinite_gradients():
+    """An infinite upstream gradient goes to each tile's winner only, as the three ops send
+    it (no ∞ · 0 = NaN at the losers)."""
+    from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
+    from tensorgrad.ops.pool import MaxPool2d
+
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((2, 2, 6, 6)), rng.standard_normal((3, 2, 3, 3))
+    fused, conv = Conv2dReluMaxPool(), Conv2dRelu()
+    fused.needs_input_grad = conv.needs_input_grad = [True, True, False]
+    out = fused.forward(x, w)
+    grad = np.ones_like(out)
+    grad[0, 1, 1, 0] = np.inf
+    grad[1, 2, 0, 1] = -np.inf
+    z = conv.forward(x, w)
+    pool = MaxPool2d((2, 2), (2, 2), (0, 0))
+    np.testing.assert_array_equal(out, pool.forward(z))
+    with np.errstate(invalid="ignore"):  # ∞ - ∞ in the weight's gradient: NaN, both ways
+        (dz,) = pool.backward(grad, out, z)
+        expected = conv.backward(dz, z, x, w)
+        got = fused.backward(grad, out, x, w)
+    for g, e in zip(got[:2], expected[:2], strict=True):
+        np.testing.assert_array_equal(g, e)  # the same infinities and NaNs, where they are
+
+
+def test_a_fused_conv_relu_pool_agrees_with_pytorch():
+    torch = pytest.importorskip("torch")
+    tg.manual_seed(0)
+    model = nn.Sequential(cm.Conv2d(2, 3, 3, padding=1), nn.ReLU(), cm.MaxPool2d(2)).double()
+    reference = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 3, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2)
+    ).double()
+    reference.load_state_dict(
+        {k: torch.from_numpy(v.numpy()) for k, v in model.state_dict().items()}
+    )
+    x = np.random.default_rng(1).standard_normal((3, 2, 7, 6))
+    ours, theirs = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, expected = model(ours), reference(theirs)
+    assert out.grad_fn.name == "conv2d_relu_max_pool2d"
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = np.random.default_rng(2).standard_normal(out.shape)
+    out.backward(weights)
+    expected.backward(torch.from_numpy(weights))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_conv_relu_second_derivatives_match_the_two_ops():

@@ -8,6 +8,7 @@ docs/conv.md explains them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from tensorgrad.ops.conv import (
     ConstantPad,
     Conv2d,
     Conv2dRelu,
+    Conv2dReluMaxPool,
     Fold,
     Unfold,
     check_conv,
@@ -97,6 +99,25 @@ def conv2d_relu(
     why): what ``Sequential`` runs for a ``Conv2d`` layer followed by a ``ReLU``. Not a
     PyTorch function, so not in ``tensorgrad.nn.functional``'s namespace."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, Conv2dRelu)
+
+
+def conv2d_relu_max_pool2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: IntPair = 1,
+    padding: IntPair | str = 0,
+    dilation: IntPair = 1,
+    groups: int = 1,
+    pool: IntPair = 2,
+) -> Tensor:
+    """``max_pool2d(relu(conv2d(...)), pool)`` as one op, for a max-pool whose windows tile
+    the convolution's output (stride = kernel = ``pool``, no padding or dilation), faster
+    than the three (``ops.conv.Conv2dReluMaxPool`` says why): what ``Sequential`` runs for a
+    ``Conv2d``, a ``ReLU`` and such a ``MaxPool2d``. Not a PyTorch function."""
+    tiles = positive(int_tuple(pool, 2, "kernel_size", "max_pool2d"), "kernel_size", "max_pool2d")
+    op_type = functools.partial(Conv2dReluMaxPool, pool=tiles)
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, op_type)
 
 
 def conv1d(

@@ -12,10 +12,11 @@ from tensorgrad import backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
-from tensorgrad.nn.functional.conv import conv2d_relu
+from tensorgrad.nn.functional.conv import conv2d_relu, conv2d_relu_max_pool2d
 from tensorgrad.nn.modules.activation import ReLU
 from tensorgrad.nn.modules.container import FUSERS
 from tensorgrad.nn.modules.module import Module
+from tensorgrad.nn.modules.pooling import MaxPool2d
 from tensorgrad.nn.parameter import Parameter
 from tensorgrad.ops.conv import conv_padding, int_tuple, positive
 
@@ -137,17 +138,24 @@ class Conv1d(_ConvNd):
 
 
 def conv_relu_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
-    """A run of ``Conv2d`` and ``ReLU`` layers (in ``Sequential``) as a function: each
-    ``Conv2d`` directly followed by a ``ReLU`` runs as the one op ``conv2d_relu``, the
-    others as themselves. The layers' parameters are read at each call."""
+    """A run of ``Conv2d``, ``ReLU`` and ``MaxPool2d`` layers (in ``Sequential``) as a
+    function: each ``Conv2d`` directly followed by a ``ReLU`` runs as the one op
+    ``conv2d_relu``, or with a ``MaxPool2d`` after them as ``conv2d_relu_max_pool2d`` when
+    its windows tile; the others run as themselves. The layers' parameters and settings are
+    read at each call."""
     steps: list[Callable[[Any], Any]] = []
     i = 0
     while i < len(layers):
         layer = layers[i]
         follower = layers[i + 1] if i + 1 < len(layers) else None
         if type(layer) is Conv2d and type(follower) is ReLU:
-            steps.append(_fused(layer))
-            i += 2
+            pool = layers[i + 2] if i + 2 < len(layers) else None
+            if type(pool) is MaxPool2d:
+                steps.append(_fused_with_pool(layer, pool))
+                i += 3
+            else:
+                steps.append(_fused(layer))
+                i += 2
         else:
             steps.append(layer)
             i += 1
@@ -169,4 +177,34 @@ def _fused(conv: Conv2d) -> Callable[[Any], Tensor]:
     return run
 
 
-FUSERS[Conv2d] = (conv_relu_chain, frozenset((Conv2d, ReLU)))
+def _tiles(pool: MaxPool2d) -> tuple[int, int] | None:
+    """The (kH, kW) tiles of a max-pool whose windows tile its input (stride = kernel, no
+    padding or dilation, no ceil_mode or indices), else None."""
+    try:
+        kernel = int_tuple(pool.kernel_size, 2, "kernel_size", "max_pool2d")
+        stride = int_tuple(pool.stride, 2, "stride", "max_pool2d")
+        padding = int_tuple(pool.padding, 2, "padding", "max_pool2d")
+        dilation = int_tuple(pool.dilation, 2, "dilation", "max_pool2d")
+    except TypeError:  # the pool's own call says what is wrong
+        return None
+    if kernel != stride or any(padding) or dilation != (1, 1) or min(kernel) < 1:
+        return None
+    return None if pool.ceil_mode or pool.return_indices else kernel
+
+
+def _fused_with_pool(conv: Conv2d, pool: MaxPool2d) -> Callable[[Any], Tensor]:
+    relu = _fused(conv)
+
+    def run(x: Any) -> Tensor:
+        tiles = _tiles(pool)
+        if tiles is None:
+            return pool(relu(x))
+        return conv2d_relu_max_pool2d(
+            x, conv.weight, conv.bias, conv.stride, conv.padding, conv.dilation, conv.groups,
+            tiles,
+        )  # fmt: skip
+
+    return run
+
+
+FUSERS[Conv2d] = (conv_relu_chain, frozenset((Conv2d, ReLU, MaxPool2d)))

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.nn import functional as FC
-from tensorgrad.nn.functional.conv import conv2d_relu
+from tensorgrad.nn.functional.conv import conv2d_relu, conv2d_relu_max_pool2d
 from tests.ops.registry.core import ErrorInput, OpInfo, Sample, exempt, register, uniform
 
 
@@ -61,6 +61,16 @@ def _conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv2d_relu_ref(*args, **kwargs):
     return np.maximum(_conv2d_ref(*args, **kwargs), 0)
+
+
+def _conv2d_relu_max_pool2d_ref(*args, pool=2, **kwargs):
+    """The ReLU's output max-pooled over (kH, kW) tiles; rows and columns past the last
+    whole tile dropped."""
+    z = _conv2d_relu_ref(*args, **kwargs)
+    (kh, kw), (h, w) = _pair(pool), z.shape[-2:]
+    ph, pw = h // kh, w // kw
+    tiles = z[..., : ph * kh, : pw * kw].reshape(*z.shape[:-2], ph, kh, pw, kw)
+    return tiles.max(axis=(-3, -1))
 
 
 def _conv1d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
@@ -149,6 +159,22 @@ def _conv2d_samples(rng: np.random.Generator) -> list[Sample]:
         s(rng, "zero_batch", (0, 2, 4, 4), (3, 2, 3, 3)),
         s(rng, "unbatched", (2, 4, 4), (3, 2, 2, 3)),
         s(rng, "views", (2, 3, 4, 5), (4, 3, 2, 2), layouts="TSS", stride=2, padding=1),
+    ]
+
+
+def _conv2d_relu_max_pool2d_samples(rng: np.random.Generator) -> list[Sample]:
+    s = _conv_sample
+    return [
+        s(rng, "basic", (2, 2, 6, 5), (3, 2, 3, 3)),
+        s(rng, "tiny", (1, 1, 3, 3), (1, 1, 2, 2)),  # full Jacobian, second derivatives
+        s(rng, "leftover_rows_and_columns", (1, 2, 7, 8), (2, 2, 2, 2), pool=(3, 2)),
+        s(rng, "groups_padding", (2, 4, 5, 5), (4, 2, 3, 3), groups=2, padding=1),
+        s(rng, "stride_dilation", (1, 2, 9, 9), (2, 2, 2, 2), stride=2, dilation=2),
+        s(rng, "no_bias", (1, 2, 5, 4), (2, 2, 2, 2), bias=False, pool=(2, 1)),
+        s(rng, "pool_one", (1, 2, 3, 3), (2, 2, 2, 2), pool=1),
+        s(rng, "zero_batch", (0, 2, 4, 4), (3, 2, 3, 3)),
+        s(rng, "unbatched", (2, 4, 4), (3, 2, 2, 2), pool=(1, 3)),
+        s(rng, "views", (2, 3, 6, 7), (4, 3, 2, 2), layouts="TSS", padding=1),
     ]
 
 
@@ -306,6 +332,20 @@ _FOLD_ERRORS = (
 )  # fmt: skip
 
 
+_CONV2D_RELU_MAX_POOL2D_ERRORS = (
+    *_CONV2D_ERRORS[:2],
+    _conv_error((1, 1, 3, 3), (1, 1, 3, 3), None, ValueError,
+                r"^conv2d_relu_max_pool2d: max_pool2d: input of shape \(1, 1, 1, 1\) gives an "
+                r"output of spatial size \(0, 0\): too small for kernel_size \(2, 2\)",
+                "pool_larger_than_the_output"),
+    _conv_error((1, 1, 3, 3), (1, 1, 2, 2), None, ValueError,
+                r"^max_pool2d: kernel_size must be positive, got \(0, 0\)", "pool_zero", pool=0),
+    _conv_error((1, 1, 3, 3), (1, 1, 2, 2), None, TypeError,
+                r"^max_pool2d: kernel_size must be an int or a tuple of 2 ints, got 1.5",
+                "pool_float", pool=1.5),
+)  # fmt: skip
+
+
 _PAD_ERRORS = (
     _one_error((2, 3), ValueError, r"^pad: padding length must be divisible by 2, got 1",
                "odd_length", pad=(1,)),
@@ -324,6 +364,15 @@ _PAD_ERRORS = (
 register(OpInfo("conv2d", FC.conv2d, _conv2d_ref, _conv2d_samples, errors=_CONV2D_ERRORS))
 register(
     OpInfo("conv2d_relu", conv2d_relu, _conv2d_relu_ref, _conv2d_samples, errors=_CONV2D_ERRORS)
+)
+register(
+    OpInfo(
+        "conv2d_relu_max_pool2d",
+        conv2d_relu_max_pool2d,
+        _conv2d_relu_max_pool2d_ref,
+        _conv2d_relu_max_pool2d_samples,
+        errors=_CONV2D_RELU_MAX_POOL2D_ERRORS,
+    )
 )
 register(OpInfo("conv1d", FC.conv1d, _conv1d_ref, _conv1d_samples, errors=_CONV1D_ERRORS))
 register(
@@ -351,6 +400,7 @@ exempt(
     "input and weight have at least 3 dimensions (a 2-D input is an error input)",
     "conv2d",
     "conv2d_relu",
+    "conv2d_relu_max_pool2d",
 )
 exempt(
     "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d"
