@@ -597,6 +597,9 @@ class Conv2d(Op):
             block = np.empty((size * oh * ow, c), dtype) if need_x else None
             product = np.empty((kg, og), dtype)
             masked = np.empty((size * oh * ow, o), dz.dtype) if self.relu else None
+            # the bias's gradient sums dZ's rows: as a product with ones (BLAS), it runs
+            # several times faster than NumPy's sum over axis 0 of a tall, narrow matrix
+            ones = np.ones(size * oh * ow, dtype) if need_b else None
             for lo in range(start, stop, step):
                 hi = min(lo + step, stop)
                 rows = (hi - lo) * oh * ow
@@ -620,7 +623,8 @@ class Conv2d(Op):
                         np.matmul(matrix[:, k].T, d[:, k * og : (k + 1) * og], out=product)
                         dw[k] += product
                 if need_b:  # with pooling, the gradient of the tiles' winners only
-                    db += np.add.reduce(passed.reshape(-1, o) if pool else d, 0)
+                    summed = passed.reshape(-1, o) if pool else d
+                    db += ones[: len(summed)] @ summed
                 if need_x:
                     _scatter_input_grad(
                         d,
