@@ -448,6 +448,46 @@ def memory_worker(kind: str, batch_size: int, steps: int) -> dict:
     return {"before": before, "peak": memory.peak(), "peak_reset": reset}
 
 
+def rate_worker(kind: str, batch_size: int, steps: int, rounds: int) -> dict:
+    """Seconds per training step and per forward pass, the median of ``rounds`` timings of
+    ``steps`` each, for one implementation alone in its process."""
+    x, y, _ = load_data(batch_size * 4)
+    impl = IMPLEMENTATIONS[kind](init_params())
+    data = [(impl.convert(bx), impl.convert(by)) for bx, by in batches(x, y, batch_size)]
+    result = {}
+    for name, step in (
+        ("training", lambda batch: impl.train_step(*batch)),
+        ("inference", lambda batch: impl.forward(batch[0])),
+    ):
+        task = _chunked_task(step, data, steps)
+        result[name] = float(np.median([task() / steps for _ in range(rounds)]))
+    return result
+
+
+def separate_table(sizes: tuple[int, ...], rounds: int) -> str:
+    """tensorgrad and PyTorch each alone in a fresh process, one after the other: PyTorch
+    with glibc's malloc as its users get it (in the interleaved tables it shares
+    tensorgrad's process, whose malloc keeps freed memory, and runs faster for it)."""
+    rows = []
+    for batch_size in sizes:
+        steps = CHUNKS.get(batch_size, 1) * 2
+        job = {"mode": "rate", "batch": batch_size, "steps": steps, "rounds": rounds}
+        ours = _in_subprocess({**job, "kind": "tensorgrad"})
+        theirs = _in_subprocess({**job, "kind": "torch"})
+        for what in ("training", "inference"):
+            target = TRAINING_TARGET if what == "training" else INFERENCE_TARGET
+            ratio = theirs[what] / ours[what]
+            rows.append([
+                str(batch_size), what, common.number(batch_size / ours[what]),
+                common.number(batch_size / theirs[what]), f"{ratio:.2f}×",
+                f"≥{target:g}× {common.verdict(ratio, target)}",
+            ])  # fmt: skip
+    headers = [
+        "batch", "step", "tensorgrad (samples/s)", "PyTorch (samples/s)", "× PyTorch", "target",
+    ]  # fmt: skip
+    return common.table(headers, rows)
+
+
 def _in_subprocess(job: dict) -> dict:
     import subprocess
     from pathlib import Path
@@ -526,6 +566,18 @@ def run(args: argparse.Namespace) -> str:
     memory_batch = sizes[0]
     memory_steps = config.pick(full=10, quick=5, smoke=2)
     skipped = "" if common.torch() is not None else " PyTorch is not installed: skipped."
+    separate = []
+    if common.torch() is not None:
+        alone_rounds = config.pick(full=7, quick=3, smoke=1)
+        separate = [
+            "**Each alone in its own process** (median of "
+            f"{alone_rounds} timings each): the interleaved tables above run PyTorch in "
+            "tensorgrad's process, where tensorgrad's malloc settings (freed memory kept for "
+            "the next arrays, `backend.keep_freed_memory`) make PyTorch faster too; here "
+            "PyTorch runs with glibc's malloc as its users get it. One timing after the "
+            "other, not interleaved: noisier than the tables above.\n",
+            separate_table(sizes, alone_rounds),
+        ]
     return "\n".join(
         [
             "## CNN training (PyTorch's MNIST net without dropout, SGD, float32)\n",
@@ -542,14 +594,18 @@ def run(args: argparse.Namespace) -> str:
             "implementation in its own process; *growth* is the peak over the resident size "
             "before the first step (the interpreter, the libraries, the data and the model).\n",
             memory_table(memory_batch, memory_steps),
+            *separate,
         ]
     )
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="bench.cnn memory worker")
+    parser = argparse.ArgumentParser(description="bench.cnn memory and rate worker")
     parser.add_argument("--worker", nargs=1, required=True, help="a JSON job")
     job = json.loads(parser.parse_args().worker[0])
     common.limit_threads(job["threads"])
     _same_threads()
-    print(json.dumps(memory_worker(job["kind"], job["batch"], job["steps"])))
+    if job.get("mode") == "rate":
+        print(json.dumps(rate_worker(job["kind"], job["batch"], job["steps"], job["rounds"])))
+    else:
+        print(json.dumps(memory_worker(job["kind"], job["batch"], job["steps"])))

@@ -22,7 +22,7 @@ def expected_implementations() -> list[str]:
 
 def test_cnn_reports_training_inference_and_memory():
     text = cnn.run(smoke_args())
-    agreement, training, inference, peak = tables(text)
+    agreement, training, inference, peak, *alone = tables(text)
     assert [row[0] for row in agreement[2:]] == expected_implementations()[1:]
     for table in (training, inference):
         assert [row[0] for row in table[2:]] == expected_implementations()
@@ -36,6 +36,15 @@ def test_cnn_reports_training_inference_and_memory():
     kinds = ["numpy", "tensorgrad"] + (["torch"] if common.torch() is not None else [])
     assert [row[0] for row in peak[2:]] == [cnn.IMPLEMENTATIONS[k].name for k in kinds]
     assert "**Batch 8**, training step" in text and "forward under `no_grad`" in text
+    if common.torch() is None:
+        assert alone == []
+    else:  # each alone in its own process: a row per batch size and kind of step
+        (rows,) = alone
+        assert [row[:2] for row in rows[2:]] == [["8", "training"], ["8", "inference"]]
+        for row in rows[2:]:
+            assert float(row[2].replace(",", "")) > 0 and float(row[3].replace(",", "")) > 0
+            assert re.fullmatch(r"[\d.]+×", row[4])
+            assert re.fullmatch(r"≥[\d.]+× (met|\*\*missed\*\*)", row[5])
 
 
 def test_the_three_implementations_agree_on_the_first_step():
