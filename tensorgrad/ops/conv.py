@@ -20,7 +20,7 @@ pads one more at the bottom and right for an even dilated kernel.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -380,9 +380,15 @@ class Fold(_Window):
 CHUNK_ELEMENTS: int = 1 << 19
 
 
-def _chunk_samples(per_sample: int) -> int:
-    """How many samples of ``per_sample`` im2col elements make one chunk."""
-    return max(1, CHUNK_ELEMENTS // max(per_sample, 1))
+#: a batch is cut into at least this many chunks where it has the samples, so that the
+#: threads share small im2cols evenly too (a constant, not the thread count: the chunks,
+#: and so the order in which dW's parts are summed, are the same with any number of threads)
+MIN_CHUNKS: int = 16
+
+
+def _chunk_samples(per_sample: int, batch: int) -> int:
+    """How many samples of ``per_sample`` im2col elements make one chunk of a batch."""
+    return max(1, min(CHUNK_ELEMENTS // max(per_sample, 1), -(-batch // MIN_CHUNKS)))
 
 
 def _conv_windows(xp, out_hw: Pair, kernel: Pair, stride: Pair, dilation: Pair, groups: int):
@@ -530,14 +536,13 @@ class Conv2d(Op):
         else:
             out = new_array((n, o, oh, ow), dtype, nhwc=True)
         out_nhwc = out.transpose(0, 2, 3, 1)  # contiguous
-        step = _chunk_samples(oh * ow * g * kg)
+        step = _chunk_samples(oh * ow * g * kg, n)
 
-        def share(start: int, stop: int) -> None:
-            size = min(step, stop - start)
+        def work(chunks: Iterator[tuple[int, int, int]]) -> None:
+            size = min(step, n)
             cols = np.empty((size, *windows.shape[1:]), dtype=x.dtype)
             z = np.empty((size, oh, ow, o), dtype) if pool else None  # a chunk, before pooling
-            for lo in range(start, stop, step):
-                hi = min(lo + step, stop)
+            for _, lo, hi in chunks:
                 rows = (hi - lo) * oh * ow
                 np.copyto(cols[: hi - lo], windows[lo:hi])  # im2col of one chunk
                 matrix = cols[: hi - lo].reshape(rows, g, kg)
@@ -551,8 +556,8 @@ class Conv2d(Op):
                 if pool:
                     _pool_tiles(z[: hi - lo], pool, out_nhwc[lo:hi], winners[lo:hi])
 
-        work = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
-        parallel.split_batch(share, n, work, blas=True)
+        elements = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
+        parallel.over_chunks(work, n, step, elements, blas=True)
         self.saved = (x, xp, winners) if pool else (x, xp)
         return out
 
@@ -587,21 +592,21 @@ class Conv2d(Op):
         (top, bottom), (left, right) = self.padding
         shape = (n, c, h + top + bottom, w + left + right)
         dxp = new_array(shape, dtype, nhwc=True) if need_x else None  # chunks overwrite it
-        step = _chunk_samples(oh * ow * g * kg)
+        step = _chunk_samples(oh * ow * g * kg, n)
+        chunks = -(-n // step)
+        # each chunk's share of dW and db, summed in chunk order at the end
+        dw_parts = np.zeros((chunks, g, kg, og), dtype) if need_w else None
+        db_parts = np.zeros((chunks, o), dtype) if need_b else None
 
-        def share(start: int, stop: int) -> tuple[Any, Any]:
-            size = min(step, stop - start)
-            dw = np.zeros((g, kg, og), dtype) if need_w else None
-            db = np.zeros(o, dtype) if need_b else None
+        def work(claimed: Iterator[tuple[int, int, int]]) -> None:
+            size = min(step, n)
             cols = np.empty((size, *windows.shape[1:]), dtype=x.dtype) if need_w else None
             block = np.empty((size * oh * ow, c), dtype) if need_x else None
-            product = np.empty((kg, og), dtype)
             masked = np.empty((size * oh * ow, o), dz.dtype) if self.relu else None
             # the bias's gradient sums dZ's rows: as a product with ones (BLAS), it runs
             # several times faster than NumPy's sum over axis 0 of a tall, narrow matrix
             ones = np.ones(size * oh * ow, dtype) if need_b else None
-            for lo in range(start, stop, step):
-                hi = min(lo + step, stop)
+            for chunk, lo, hi in claimed:
                 rows = (hi - lo) * oh * ow
                 if pool:  # the pooled gradient to each tile's winner, masked by the ReLU's
                     passed = _unpool_tiles(
@@ -616,15 +621,16 @@ class Conv2d(Op):
                     )  # fmt: skip
                 else:
                     d = dz[lo:hi].reshape(rows, o)
-                if need_w:  # dW += colsᵀ · dZ, the columns rebuilt from the input
+                if need_w:  # this chunk's colsᵀ · dZ, the columns rebuilt from the input
                     np.copyto(cols[: hi - lo], windows[lo:hi])
                     matrix = cols[: hi - lo].reshape(rows, g, kg)
                     for k in range(g):
-                        np.matmul(matrix[:, k].T, d[:, k * og : (k + 1) * og], out=product)
-                        dw[k] += product
+                        np.matmul(
+                            matrix[:, k].T, d[:, k * og : (k + 1) * og], out=dw_parts[chunk, k]
+                        )
                 if need_b:  # with pooling, the gradient of the tiles' winners only
                     summed = passed.reshape(-1, o) if pool else d
-                    db += ones[: len(summed)] @ summed
+                    np.matmul(ones[: len(summed)], summed, out=db_parts[chunk])
                 if need_x:
                     _scatter_input_grad(
                         d,
@@ -635,17 +641,17 @@ class Conv2d(Op):
                         self.stride,
                         self.dilation,
                     )
-            return dw, db
 
-        parts = parallel.split_batch(share, n, n * oh * ow * g * kg, blas=True)
+        elements = 0 if x.dtype == object else n * oh * ow * g * kg  # Values: one thread
+        parallel.over_chunks(work, n, step, elements, blas=True)
         dx = dw = db = None
         if need_x:
             dx = cropped(dxp, self.padding, (h, w))
         if need_w:
-            total = parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts)
+            total = np.add.reduce(dw_parts, axis=0)  # in chunk order, whoever computed them
             dw = total.reshape(g, kh, kw, cg, og).transpose(0, 4, 3, 1, 2).reshape(o, cg, kh, kw)
         if need_b:
-            db = parts[0][1] if len(parts) == 1 else sum(p[1] for p in parts)
+            db = np.add.reduce(db_parts, axis=0)
         return dx, dw, db
 
     def _recorded_backward(self, grad, x, weight, bias):

@@ -30,7 +30,7 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -177,6 +177,35 @@ def split_batch(
     if mark:
         _last_shared = time.monotonic()
     return [*results, last]
+
+
+def over_chunks(
+    work: Callable[[Iterator[tuple[int, int, int]]], Any],
+    batch: int,
+    step: int,
+    elements: int,
+    blas: bool = False,
+) -> None:
+    """``work(chunks)`` in each of ``THREADS`` threads at once, where ``chunks`` yields the
+    ``(k, lo, hi)`` of chunks of ``range(batch)``, ``step`` samples each (the k-th chunk:
+    ``lo = k·step``), each to the first thread ready for it: a thread the machine slows
+    down takes fewer chunks instead of holding the others up at the end.
+
+    ``work`` must write only to what its chunks own; a sum over chunks goes to a slot per
+    chunk (index ``k``), summed in chunk order afterwards, so that results do not depend on
+    which thread took which chunk, nor on how many threads there are. ``elements`` and
+    ``blas`` as for :func:`split_batch`.
+    """
+    chunks = -(-batch // step) if batch else 0
+    counter = itertools.count()  # its next() is atomic: the GIL holds during the call
+
+    def claims() -> Iterator[tuple[int, int, int]]:
+        for k in counter:
+            if k >= chunks:
+                return
+            yield k, k * step, min(k * step + step, batch)
+
+    split_batch(lambda start, stop: work(claims()), max(1, min(THREADS, chunks)), elements, blas)
 
 
 def own_threads_active() -> bool:

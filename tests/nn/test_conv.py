@@ -286,6 +286,30 @@ def test_conv_relu_fusion_changes_nothing(tricks, fused):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("op", ["conv2d", "conv2d_relu_max_pool2d"])
+def test_gradients_do_not_depend_on_the_number_of_threads(monkeypatch, op):
+    """Each chunk's share of dW and db is summed in chunk order, whichever thread computed
+    it: one thread and two give the same bits (float32, many chunks)."""
+    from tensorgrad.nn.functional.conv import conv2d_relu_max_pool2d
+
+    fn = F.conv2d if op == "conv2d" else conv2d_relu_max_pool2d
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((9, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    monkeypatch.setattr(conv_ops, "CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS", 0)
+    results = []
+    for threads in (1, 2):
+        monkeypatch.setattr(parallel, "THREADS", threads)
+        tensors = [tg.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = fn(*tensors, padding=1)
+        out.backward(tg.tensor(np.cos(np.arange(out.size)).reshape(out.shape).astype(np.float32)))
+        results.append([out.numpy(), *(t.grad.numpy() for t in tensors)])
+    for one, two in zip(*results, strict=True):
+        np.testing.assert_array_equal(one, two)
+
+
 def test_conv_relu_chain_fuses_each_conv_followed_by_a_relu():
     from tensorgrad.nn.modules.conv import conv_relu_chain
 

@@ -196,3 +196,30 @@ def test_freed_memory_is_kept_for_the_next_arrays_unless_told_not_to(keep):
             pytest.skip("this C library's malloc is not glibc's")
         assert kept == "True"
         assert int(faults) < 10  # its pages kept: none faults again
+
+
+def test_over_chunks_hands_each_chunk_to_exactly_one_thread(monkeypatch):
+    monkeypatch.setattr(parallel, "THREADS", 2)
+    seen = []
+
+    def work(chunks):
+        mine = list(chunks)
+        if mine and mine[0][0] == 0:
+            time.sleep(0.02)  # the thread with the first chunk is slow: the other takes more
+        seen.append(mine)
+
+    parallel.over_chunks(work, 23, 2, 10**9)
+    claimed = sorted(c for mine in seen for c in mine)
+    assert claimed == [(k, 2 * k, min(2 * k + 2, 23)) for k in range(12)]
+    assert len(seen) == 2
+
+
+def test_over_chunks_in_one_thread_and_on_nothing(monkeypatch):
+    seen = []
+    monkeypatch.setattr(parallel, "THREADS", 1)
+    parallel.over_chunks(lambda chunks: seen.append(list(chunks)), 5, 2, 10**9)
+    assert seen == [[(0, 0, 2), (1, 2, 4), (2, 4, 5)]]
+    seen.clear()
+    monkeypatch.setattr(parallel, "THREADS", 2)
+    parallel.over_chunks(lambda chunks: seen.append(list(chunks)), 0, 2, 10**9)
+    assert seen == [[]]  # an empty batch: one call, no chunks
