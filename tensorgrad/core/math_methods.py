@@ -23,6 +23,11 @@ from tensorgrad.core.engine import apply, binary, wrap
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
+def _all_if_empty(dim: Any) -> Any:
+    """PyTorch's reductions read ``dim=()`` (or ``[]``) as every dimension, as None."""
+    return None if isinstance(dim, (tuple, list)) and not dim else dim
+
+
 def _dims(dim: Any, ndim: int, name: str) -> Any:
     """A ``dim`` argument (None, an int or a sequence) checked against ``ndim``."""
     if dim is None:
@@ -278,13 +283,13 @@ class MathMethods:
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         x = self if dtype is None else self.to(dtype)
-        return apply(ops.Sum(dim, keepdim), x)
+        return apply(ops.Sum(_all_if_empty(dim), keepdim), x)
 
     @numpy_names
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         x = self if dtype is None else self.to(dtype)
         _floating("mean", x)
-        return apply(ops.Mean(dim, keepdim), x)
+        return apply(ops.Mean(_all_if_empty(dim), keepdim), x)
 
     @numpy_names
     def var(
@@ -297,7 +302,8 @@ class MathMethods:
     ) -> Any:
         """Variance; ``correction=1`` (the default, as ``unbiased=True``) divides by N − 1."""
         _floating("var", self)
-        return apply(ops.Var(dim, keepdim, _correction(unbiased, correction)), self)
+        correction = _correction(unbiased, correction)
+        return apply(ops.Var(_all_if_empty(dim), keepdim, correction), self)
 
     @numpy_names
     def std(
@@ -310,7 +316,8 @@ class MathMethods:
     ) -> Any:
         """Standard deviation; its gradient is 0 where it is 0 (a constant slice)."""
         _floating("std", self)
-        return apply(ops.Std(dim, keepdim, _correction(unbiased, correction)), self)
+        correction = _correction(unbiased, correction)
+        return apply(ops.Std(_all_if_empty(dim), keepdim, correction), self)
 
     @numpy_names
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Any:
@@ -320,7 +327,7 @@ class MathMethods:
             p = 2.0
         if isinstance(p, str):
             raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
-        return apply(ops.Norm(p, dim, keepdim), self)
+        return apply(ops.Norm(p, _all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -329,12 +336,12 @@ class MathMethods:
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The maximum over ``dim``; tied maxima share the gradient evenly."""
-        return apply(ops.Max(dim, keepdim), self)
+        return apply(ops.Max(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def amin(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The minimum over ``dim``; tied minima share the gradient evenly."""
-        return apply(ops.Min(dim, keepdim), self)
+        return apply(ops.Min(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:

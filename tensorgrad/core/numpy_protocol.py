@@ -135,6 +135,8 @@ def _reduction(name: str) -> Any:
         x = as_tensor(x)
         if name == "mean" and x.dtype.kind != "f":  # NumPy's mean of ints and bools
             x = x.double()
+        if isinstance(axis, tuple) and not axis:  # NumPy reduces nothing (PyTorch: all)
+            return getattr(x.unsqueeze(0), method)(dim=0)  # over a new axis of one
         return getattr(x, method)(dim=axis, keepdim=keepdims)
 
     return call

@@ -673,15 +673,21 @@ def _reduce(data: Any) -> None:
 test_reductions, test_reductions_slow = fuzz(_reduce)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/math_methods.py: sum/mean/amax/var/std with dim=() reduce nothing (NumPy's "
-    "axis=()); PyTorch reduces every dimension. Mapping () to None in the methods would also "
-    "change np.sum(t, axis=()), which core/numpy_protocol.py routes through them",
-)
 def test_empty_dim_tuple_reduces_everything() -> None:
-    x = tg.ones(2, 3)
-    assert x.sum(dim=()).shape == () and x.amax(dim=()).shape == ()
+    """PyTorch reads ``dim=()`` as every dimension in sum, mean, amax, amin, var, std and
+    norm (``any`` and ``all`` reduce nothing); NumPy's ``axis=()`` reduces nothing, and
+    ``np.sum(t, axis=())`` keeps NumPy's meaning."""
+    x = tg.arange(6.0, dtype=tg.float64).reshape(2, 3)
+    for name in ("sum", "mean", "amax", "amin", "var", "std", "norm"):
+        assert getattr(x, name)(dim=()).shape == (), name
+        assert getattr(x, name)(dim=[]).item() == getattr(x, name)().item(), name
+    assert x.any(dim=()).shape == (2, 3) and x.all(dim=()).shape == (2, 3)
+    for function in (np.sum, np.mean, np.max, np.min):
+        out = function(x, axis=())
+        assert out.shape == (2, 3) and np.array_equal(out.numpy(), function(x.numpy(), axis=()))
+    y = tg.tensor([1.0, 2.0], requires_grad=True)
+    np.sum(y, axis=()).sum().backward()
+    assert y.grad.tolist() == [1.0, 1.0]
 
 
 def test_reductions_of_a_0d_tensor_take_dim_0() -> None:
