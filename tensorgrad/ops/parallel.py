@@ -110,8 +110,8 @@ def _openblas_thread_functions() -> tuple[Any, Any] | None:
     return None
 
 
-class _BlasSingleThreaded:
-    """``with _blas_single_threaded() as alone:`` holds BLAS to one thread (process-wide:
+class _OneBlasThread:
+    """``with _OneBlasThread() as alone:`` holds BLAS to one thread (process-wide:
     OpenBLAS has no per-thread setting) inside the block; ``alone`` is False where that is
     not possible. A class rather than a generator: it runs around every matrix product."""
 
@@ -129,9 +129,6 @@ class _BlasSingleThreaded:
     def __exit__(self, *exc_info: object) -> None:
         if self.functions is not None and self.before != 1:
             self.functions[1](self.before)
-
-
-_blas_single_threaded = _BlasSingleThreaded
 
 
 # --------------------------------------------------------------------------- splitting
@@ -164,7 +161,7 @@ def split_batch(
     if threads < 2 or elements < MIN_ELEMENTS:
         return [function(0, batch)]
     bounds = [batch * k // threads for k in range(threads + 1)]
-    with _blas_single_threaded() if blas else contextlib.nullcontext(True) as alone:
+    with _OneBlasThread() if blas else contextlib.nullcontext(True) as alone:
         if not alone:
             return [function(0, batch)]
         pool = _executor()
@@ -270,7 +267,7 @@ def matmul(a: Any, b: Any) -> Any:
     ):
         return a @ b
     (m, k), n = a.shape, b.shape[1]
-    with _blas_single_threaded() as alone:
+    with _OneBlasThread() as alone:
         if not alone or m * n * k < MIN_PRODUCT or max(m, n) < 2:
             return a @ b
         out = np.empty((m, n), np.result_type(a, b))
