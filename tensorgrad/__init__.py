@@ -22,9 +22,11 @@ from tensorgrad.backend import (
     UnsupportedError,
     bool_,
     device,
+    finfo,
     float16,
     float32,
     float64,
+    iinfo,
     int8,
     int16,
     int32,
@@ -82,6 +84,7 @@ from tensorgrad.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from tensorgrad.ops.parallel import get_num_threads, set_num_threads
 from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
@@ -197,13 +200,16 @@ __all__ = [
     "flatten",
     "float16",
     "float32",
+    "finfo",
     "float64",
     "from_numpy",
     "full",
     "full_like",
     "get_default_dtype",
+    "get_num_threads",
     "get_rng_state",
     "grad",
+    "iinfo",
     "inference_mode",
     "int8",
     "int16",
@@ -230,6 +236,7 @@ __all__ = [
     "save",
     "set_default_dtype",
     "set_grad_enabled",
+    "set_num_threads",
     "set_rng_state",
     "split",
     "stack",

@@ -369,6 +369,24 @@ def randperm(n: int, dtype: Any = int64, generator: Any = None) -> np.ndarray:
     return (generator or _rng).permutation(n).astype(as_dtype(dtype), copy=False)
 
 
+# --------------------------------------------------------------------------- type limits
+def finfo(type: Any = None) -> np.finfo:
+    """PyTorch's ``torch.finfo``: the limits of a float dtype (default: the default float
+    dtype), as NumPy's ``finfo`` (``eps``, ``max``, ``min``, ``tiny``, ``bits``, ...)."""
+    dtype = DEFAULT_FLOAT if type is None else as_dtype(type)
+    if dtype.kind != "f":
+        raise TypeError(f"finfo: expected a floating-point dtype, got {dtype}")
+    return np.finfo(dtype)
+
+
+def iinfo(type: Any) -> np.iinfo:
+    """PyTorch's ``torch.iinfo``: the limits of an integer dtype (``min``, ``max``, ``bits``)."""
+    dtype = as_dtype(type)
+    if dtype is None or dtype.kind not in "iu":
+        raise TypeError(f"iinfo: expected an integer dtype, got {dtype}")
+    return np.iinfo(dtype)
+
+
 # --------------------------------------------------------------------------- freed memory
 #: ``mallopt`` parameters (glibc's malloc.h)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3

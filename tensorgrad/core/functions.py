@@ -153,15 +153,15 @@ def _method(name: str) -> Any:
 METHOD_FUNCTIONS = (
     "abs", "absolute", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin",
     "argsort", "bmm", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos",
-    "cumsum", "div", "divide", "dot", "eq", "equal", "exp", "expm1", "floor", "gather", "ge",
-    "gelu", "gt", "index_select", "isfinite", "isinf", "isnan", "le", "leaky_relu", "log", "log10",
-    "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "logsumexp", "lt", "masked_fill", "max", "mean", "min", "mm", "mul", "multiply", "narrow",
-    "ne", "neg", "negative", "norm", "permute", "pow", "reciprocal", "relu", "repeat_interleave",
-    "reshape", "round", "rsqrt", "scatter_add", "sigmoid", "sign", "sin", "softmax", "sort",
-    "sqrt", "square", "squeeze", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t",
-    "tan", "tanh", "topk", "transpose", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze",
-    "var",
+    "cumsum", "div", "divide", "dot", "eq", "equal", "exp", "expm1", "flip", "floor", "gather",
+    "ge", "gelu", "gt", "index_select", "isclose", "isfinite", "isinf", "isnan", "le",
+    "leaky_relu", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill", "max", "mean", "min", "mm",
+    "mul", "multiply", "narrow", "ne", "neg", "negative", "nonzero", "norm", "outer", "permute",
+    "pow", "reciprocal", "relu", "repeat_interleave", "reshape", "round", "rsqrt", "scatter_add",
+    "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square", "squeeze", "std", "sub",
+    "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk", "transpose", "tril",
+    "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",
 )  # fmt: skip
 
 for _name in METHOD_FUNCTIONS:

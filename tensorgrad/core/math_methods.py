@@ -279,6 +279,36 @@ class MathMethods:
     ) -> bool:
         return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
 
+    def isclose(
+        self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
+    ) -> Any:
+        """Elementwise ``|self − other| ≤ atol + rtol·|other|`` (a bool tensor, no gradient)."""
+        return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero elements: a (count, ndim) int64 tensor, or with
+        ``as_tuple`` one 1-D tensor per dimension (a 0-d tensor counts as 1-D)."""
+        if as_tuple:
+            return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(self._data)))
+        return wrap(np.argwhere(self._data).astype(np.int64))
+
+    def outer(self, vec2: Any) -> Any:
+        """The outer product of two 1-D tensors: ``self[i] · vec2[j]``."""
+        other = engine.as_tensor(vec2)
+        for name, t in (("self", self), ("vec2", other)):
+            if t.ndim != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+        return self.reshape(-1, 1) * other.reshape(1, -1)
+
+    def tril(self, diagonal: int = 0) -> Any:
+        """The lower triangle of the last two dimensions (elements at or below the
+        ``diagonal``-th diagonal), the rest 0."""
+        return self.masked_fill(~_triangle(self, np.tril, "tril", diagonal), 0)
+
+    def triu(self, diagonal: int = 0) -> Any:
+        """The upper triangle of the last two dimensions, the rest 0."""
+        return self.masked_fill(~_triangle(self, np.triu, "triu", diagonal), 0)
+
     # ----------------------------------------------------------------- reductions
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
@@ -507,6 +537,13 @@ def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
     """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
     if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+
+def _triangle(x: Any, keep: Any, name: str, diagonal: int) -> np.ndarray:
+    """Where a triangle of ``x``'s last two dimensions is (``keep``: np.tril or np.triu)."""
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return keep(np.ones(x.shape[-2:], dtype=bool), diagonal)
 
 
 def _raw(value: Any) -> Any:

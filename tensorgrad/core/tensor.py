@@ -243,6 +243,54 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         """A copy in new memory; the gradient flows back to this tensor."""
         return apply(ops.Clone(), self)
 
+    # ----------------------------------------------------------------- new tensors like this
+    def new_tensor(
+        self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        """``data`` as a new tensor of this tensor's dtype, unless ``dtype`` is given."""
+        from tensorgrad.core import creation
+
+        dtype = self.dtype if dtype is None else dtype
+        return creation.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_zeros(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
+        from tensorgrad.core import creation
+
+        dtype = self.dtype if dtype is None else dtype
+        return creation.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
+        from tensorgrad.core import creation
+
+        dtype = self.dtype if dtype is None else dtype
+        return creation.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(
+        self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        """A tensor of ``size`` (zeros, as ``tg.empty``), of this tensor's dtype."""
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(
+        self,
+        size: Any,
+        fill_value: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        """``fill_value`` (cast) in a tensor of ``size``, of this tensor's dtype."""
+        from tensorgrad.core import creation
+
+        dtype = self.dtype if dtype is None else dtype
+        return creation.full(size, fill_value, dtype, device, requires_grad)
+
     def contiguous(self, memory_format: Any = None) -> Tensor:
         return self if self._data.flags.c_contiguous else self.clone()
 

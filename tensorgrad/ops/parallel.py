@@ -58,6 +58,24 @@ THREADS: int = _default_threads()
 #: thread costs some tens of microseconds
 MIN_ELEMENTS: int = 1 << 16
 
+
+def set_num_threads(threads: int) -> None:
+    """PyTorch's ``torch.set_num_threads``: how many threads tensorgrad's work is shared
+    among (:data:`THREADS`), and NumPy's BLAS with them, where it can be told."""
+    global THREADS
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {threads!r}")
+    THREADS = threads
+    functions = _openblas_thread_functions()
+    if functions is not None:
+        functions[1](threads)
+
+
+def get_num_threads() -> int:
+    """PyTorch's ``torch.get_num_threads``: :data:`THREADS`."""
+    return THREADS
+
+
 _lock = threading.Lock()
 _pool: Any = None
 _pool_pid = 0
