@@ -121,6 +121,33 @@ def chunk(tensor: Any, chunks: int, dim: int = 0) -> list[Any]:
     return split(x, -(-x.shape[axis] // chunks), axis)
 
 
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Any, ...]:
+    """Coordinate grids from 1-D tensors: with ``indexing="ij"`` the k-th output varies
+    along dimension k; with ``"xy"`` the first two dimensions are swapped (NumPy's default).
+    PyTorch's default is ``"ij"``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    grids = [as_tensor(t) for t in tensors]
+    for t in grids:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D"
+            )
+    if len({t.dtype for t in grids}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    vectors = [t.reshape(-1) for t in grids]
+    shape = tuple(v.shape[0] for v in vectors)
+    out = []
+    for k, v in enumerate(vectors):
+        view = [1] * len(vectors)
+        view[k] = shape[k]
+        grid = v.reshape(*view).expand(*shape)
+        out.append(grid.transpose(0, 1) if indexing == "xy" and len(shape) >= 2 else grid)
+    return tuple(out)
+
+
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     return as_tensor(input).flatten(start_dim, end_dim)
 
@@ -152,16 +179,16 @@ def _method(name: str) -> Any:
 #: the Tensor methods that are also functions of the package, as in PyTorch
 METHOD_FUNCTIONS = (
     "abs", "absolute", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin",
-    "argsort", "bmm", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos",
-    "cumsum", "div", "divide", "dot", "eq", "equal", "exp", "expm1", "flip", "floor", "gather",
-    "ge", "gelu", "gt", "index_select", "isclose", "isfinite", "isinf", "isnan", "le",
+    "argsort", "bmm", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos", "cumsum",
+    "diag", "diagonal", "div", "divide", "dot", "eq", "equal", "exp", "expm1", "flip", "floor",
+    "gather", "ge", "gelu", "gt", "index_select", "isclose", "isfinite", "isinf", "isnan", "le",
     "leaky_relu", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill", "max", "mean", "min", "mm",
-    "mul", "multiply", "narrow", "ne", "neg", "negative", "nonzero", "norm", "outer", "permute",
-    "pow", "reciprocal", "relu", "repeat_interleave", "reshape", "round", "rsqrt", "scatter_add",
-    "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square", "squeeze", "std", "sub",
-    "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk", "transpose", "tril",
-    "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",
+    "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill", "masked_select", "max", "mean",
+    "min", "mm", "mul", "multiply", "narrow", "ne", "neg", "negative", "nonzero", "norm", "outer",
+    "permute", "pow", "reciprocal", "relu", "repeat_interleave", "reshape", "roll", "round",
+    "rsqrt", "scatter_add", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
+    "squeeze", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk",
+    "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",
 )  # fmt: skip
 
 for _name in METHOD_FUNCTIONS:

@@ -190,6 +190,76 @@ class ShapeMethods:
         return self[tuple(slice(None, None, -1) if i in axes else slice(None)
                           for i in range(self.ndim))]  # fmt: skip
 
+    def roll(self, shifts: Any, dims: Any = None) -> Any:
+        """Elements moved ``shifts`` places along ``dims`` (wrapping around); without
+        ``dims``, along the flattened tensor, keeping the shape."""
+        if dims is None:
+            if not isinstance(shifts, (int, np.integer)):
+                shifts = tuple(shifts)
+                if len(shifts) != 1:
+                    raise RuntimeError(
+                        f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: 0"
+                    )
+                shifts = shifts[0]
+            return self.flatten().roll(int(shifts), 0).reshape(self.shape)
+        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise RuntimeError(
+                f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
+            )
+        x = self
+        for shift, dim in zip(shifts, dims):
+            axis = ops.normalize_axis(dim, max(x.ndim, 1), "roll")
+            length = x.shape[axis] if x.ndim else 1
+            if length:
+                order = np.roll(np.arange(length), int(shift))
+                x = x[(slice(None),) * axis + (order,)] if x.ndim else x
+        return x
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        """The ``offset``-th diagonal of the planes of ``dim1`` and ``dim2``, as the last
+        dimension (a copy: PyTorch's is a view)."""
+        a = ops.normalize_axis(dim1, self.ndim, "diagonal")
+        b = ops.normalize_axis(dim2, self.ndim, "diagonal")
+        if a == b:
+            raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
+        rest = [d for d in range(self.ndim) if d not in (a, b)]
+        x = self.permute(*rest, a, b)
+        first, second = max(-offset, 0), max(offset, 0)
+        length = max(0, min(x.shape[-2] - first, x.shape[-1] - second))
+        steps = np.arange(length)
+        return x[(Ellipsis, steps + first, steps + second)]
+
+    def diag(self, diagonal: int = 0) -> Any:
+        """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix of zeros, or a 2-D
+        tensor's ``diagonal``-th diagonal."""
+        if self.ndim == 2:
+            return self.diagonal(diagonal)
+        if self.ndim != 1:
+            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
+        from tensorgrad.core import functions
+
+        n, k = self.shape[0], abs(int(diagonal))
+        square = functions.where(np.eye(n, dtype=bool), self.unsqueeze(0).expand(n, n), 0)
+        square = square if square.dtype == self.dtype else square.to(self.dtype)
+        if not k:
+            return square
+        from tensorgrad.nn.functional import pad
+
+        # above the main diagonal: k columns on the left, k rows below; under it, the mirror
+        sides = (k, 0, 0, k) if diagonal > 0 else (0, k, k, 0)
+        return pad(square, sides)
+
+    def masked_select(self, mask: Any) -> Any:
+        """The elements where ``mask`` (a bool tensor; the two broadcast) is True, as 1-D."""
+        flags = mask._data if isinstance(mask, type(self)) else np.asarray(mask)
+        if flags.dtype != np.bool_:
+            raise RuntimeError(f"masked_select: expected a bool mask, got {flags.dtype}")
+        shape = np.broadcast_shapes(self.shape, flags.shape)
+        x = self if tuple(self.shape) == shape else self.expand(*shape)
+        return x[np.broadcast_to(flags, shape)]
+
     # ----------------------------------------------------------------- splitting
     @numpy_names
     def split(self, split_size_or_sections: Any, dim: int = 0) -> list:

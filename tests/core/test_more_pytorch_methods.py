@@ -159,3 +159,109 @@ def test_set_num_threads_sets_tensorgrads_threads_and_blass(monkeypatch):
     for bad in (0, -1, 1.5, True):
         with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
             tg.set_num_threads(bad)
+
+
+ROLLS = [((1,), {}), ((-2,), {}), ((1, 0), {}), (((1, -1), (0, 1)), {}), ((5,), {"dims": 1})]
+
+
+@pytest.mark.parametrize("args, kwargs", ROLLS)
+def test_roll_is_numpys_and_passes_gradients(args, kwargs):
+    values = np.arange(12.0).reshape(3, 4)
+    x = tg.tensor(values, requires_grad=True)
+    shift, axis = (args[0], args[1] if len(args) > 1 else kwargs.get("dims"))
+    np.testing.assert_array_equal(tg.roll(x, *args, **kwargs).numpy(), np.roll(values, shift, axis))
+    assert tg.autograd.gradcheck(lambda t: t.roll(*args, **kwargs), (x,))
+
+
+def test_roll_agrees_with_pytorch_and_names_its_errors(torch):
+    values = np.arange(12.0).reshape(3, 4)
+    for args, kwargs in ROLLS:
+        ours = tg.roll(tg.tensor(values), *args, **kwargs).numpy()
+        np.testing.assert_array_equal(ours, torch.roll(torch.tensor(values), *args, **kwargs))
+    with pytest.raises(RuntimeError, match="roll: shifts and dimensions must align"):
+        tg.roll(tg.tensor(values), (1,), (0, 1))
+    assert tg.roll(tg.zeros(0, 2), 1, 0).shape == (0, 2)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (2, 3, 4), (0, 2), (1, 1)])
+@pytest.mark.parametrize("offset", [0, 1, -1, 5])
+def test_diagonal_is_numpys_and_passes_gradients(shape, offset):
+    values = np.arange(float(np.prod(shape))).reshape(shape)
+    for dims in ((0, 1), (-1, 0)) if len(shape) == 2 else ((0, 1), (1, 2), (2, 0)):
+        got = tg.tensor(values).diagonal(offset, *dims).numpy()
+        np.testing.assert_array_equal(got, np.diagonal(values, offset, *dims))
+    x = tg.tensor(values, requires_grad=True)
+    assert tg.autograd.gradcheck(lambda t: t.diagonal(offset) * 2.0, (x,))
+
+
+def test_diag_both_ways_agrees_with_pytorch(torch):
+    for values in ([1.0, 2.0, 3.0], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [7]):
+        for k in (0, 1, -2):
+            ours = tg.diag(tg.tensor(values), k)
+            theirs = torch.diag(torch.tensor(values), k)
+            assert ours.dtype == getattr(tg, str(theirs.dtype).removeprefix("torch."))
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(RuntimeError, match=r"diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        tg.ones(2, 2, 2).diag()
+    with pytest.raises(RuntimeError, match="diagonal: dimensions cannot be identical"):
+        tg.ones(2, 2).diagonal(0, 1, 1)
+
+
+def test_diag_of_a_vector_is_numpys_and_passes_gradients():
+    x = tg.tensor([1.0, -2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    for k in (0, 2, -1):
+        np.testing.assert_array_equal(tg.diag(x, k).detach().numpy(), np.diag(x.numpy(), k))
+        assert tg.autograd.gradcheck(lambda t, k=k: tg.diag(t, k), (x,))
+    assert tg.diag(tg.tensor([True, False])).dtype == tg.bool_
+
+
+def test_masked_select_broadcasts_and_passes_gradients(torch):
+    values = np.arange(12.0).reshape(3, 4)
+    x = tg.tensor(values, requires_grad=True)
+    for mask in (
+        values > 5,
+        np.array([True, False, True, False]),
+        np.array([[True], [False], [True]]),
+    ):
+        ours = tg.masked_select(x, tg.tensor(mask))
+        np.testing.assert_array_equal(
+            ours.detach().numpy(),
+            np.broadcast_to(values, np.broadcast_shapes(values.shape, mask.shape))[
+                np.broadcast_to(mask, np.broadcast_shapes(values.shape, mask.shape))
+            ],
+        )
+        theirs = torch.masked_select(torch.tensor(values), torch.tensor(mask))
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.numpy())
+    tg.masked_select(x, tg.tensor(values > 5)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), (values > 5).astype(float))
+    with pytest.raises(RuntimeError, match="masked_select: expected a bool mask, got int64"):
+        x.masked_select(tg.tensor([1, 0, 1, 0]))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_is_numpys_and_pytorchs(torch, indexing):
+    a, b, c = [1.0, 2.0, 3.0], [4.0, 5.0], [6.0]
+    ours = tg.meshgrid(tg.tensor(a), tg.tensor(b), tg.tensor(c), indexing=indexing)
+    expected = np.meshgrid(a, b, c, indexing=indexing)
+    theirs = torch.meshgrid(torch.tensor(a), torch.tensor(b), torch.tensor(c), indexing=indexing)
+    for o, e, t in zip(ours, expected, theirs, strict=True):
+        np.testing.assert_array_equal(o.numpy(), e)
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+    pair = tg.meshgrid([tg.tensor(a), tg.tensor(b)], indexing=indexing)
+    assert [p.shape for p in pair] == [
+        tuple(t.shape) for t in torch.meshgrid(torch.tensor(a), torch.tensor(b), indexing=indexing)
+    ]
+
+
+def test_meshgrid_passes_gradients_and_names_its_errors():
+    x = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    y = tg.tensor([3.0, 4.0, 5.0], dtype=tg.float64, requires_grad=True)
+    gx, gy = tg.meshgrid(x, y)
+    (gx * gy).sum().backward()
+    assert x.grad.tolist() == [12.0, 12.0] and y.grad.tolist() == [3.0, 3.0, 3.0]
+    with pytest.raises(RuntimeError, match="meshgrid: Expected 0D or 1D tensor"):
+        tg.meshgrid(tg.ones(2, 2))
+    with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy'"):
+        tg.meshgrid(x, indexing="ji")
+    with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
+        tg.meshgrid(x, tg.tensor([1, 2]))
