@@ -33,7 +33,7 @@ from tensorgrad.nn.functional.loss import (
 )
 from tensorgrad.nn.functional.normalization import batch_norm, layer_norm
 from tensorgrad.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
-from tensorgrad.nn.functional.sparse import one_hot
+from tensorgrad.nn.functional.sparse import embedding, one_hot
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -47,6 +47,7 @@ __all__ = [
     "dropout",
     "dropout2d",
     "elu",
+    "embedding",
     "fold",
     "gelu",
     "huber_loss",

@@ -11,6 +11,7 @@
 ``batchnorm``       ``BatchNorm1d``, ``BatchNorm2d``
 ``normalization``   ``LayerNorm``
 ``flatten``         ``Flatten``, ``Unflatten``
+``sparse``          ``Embedding``
 ``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
 ==================  =======================================================
 """
@@ -47,6 +48,7 @@ from tensorgrad.nn.modules.loss import (
 from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
 from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from tensorgrad.nn.modules.sparse import Embedding
 
 __all__ = [
     "ELU",
@@ -62,6 +64,7 @@ __all__ = [
     "CrossEntropyLoss",
     "Dropout",
     "Dropout2d",
+    "Embedding",
     "Flatten",
     "HuberLoss",
     "Identity",
