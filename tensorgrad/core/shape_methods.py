@@ -238,18 +238,14 @@ class ShapeMethods:
             return self.diagonal(diagonal)
         if self.ndim != 1:
             raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
-        from tensorgrad.core import functions
-
         n, k = self.shape[0], abs(int(diagonal))
         square = functions.where(np.eye(n, dtype=bool), self.unsqueeze(0).expand(n, n), 0)
         square = square if square.dtype == self.dtype else square.to(self.dtype)
         if not k:
             return square
-        from tensorgrad.nn.functional import pad
-
         # above the main diagonal: k columns on the left, k rows below; under it, the mirror
         sides = (k, 0, 0, k) if diagonal > 0 else (0, k, k, 0)
-        return pad(square, sides)
+        return apply(ops.ConstantPad(sides), square)
 
     def masked_select(self, mask: Any) -> Any:
         """The elements where ``mask`` (a bool tensor; the two broadcast) is True, as 1-D."""

@@ -436,6 +436,16 @@ def finite(array: np.ndarray) -> bool:
         return not array.size or bool(np.isfinite(np.add.reduce(array, axis=None)))
 
 
+def running_max(out: np.ndarray, *views: np.ndarray) -> None:
+    """``out`` = the elementwise maximum of the views (NaN wins, as in PyTorch)."""
+    if len(views) == 1:
+        np.copyto(out, views[0])
+        return
+    np.maximum(views[0], views[1], out=out)
+    for view in views[2:]:
+        np.maximum(out, view, out=out)
+
+
 def _tiles(z: np.ndarray, pool: Pair, pooled_hw: Pair) -> list[np.ndarray]:
     """The elements at each offset (a, b) of the (kH, kW) tiles of a channels-last chunk
     (s, OH, OW, C), in the tiles' row-major order: (s, PH, PW, C) views (splitting axes of a
@@ -452,9 +462,7 @@ def _pool_tiles(z: np.ndarray, pool: Pair, out: np.ndarray, winners: np.ndarray)
     first maximum in the tile's row-major order, as PyTorch's max pool picks (a NaN tile's
     winner is never used: its gradient stops at the ReLU, NaN > 0 being false)."""
     views = _tiles(z, pool, out.shape[1:3])
-    np.copyto(out, views[0])
-    for view in views[1:]:
-        np.maximum(out, view, out=out)
+    running_max(out, *views)
     # the winner's offset = how many offsets before it differ from the maximum (sums of
     # masks: several times faster than NumPy's masked copies)
     behind = np.not_equal(views[0], out)
@@ -575,8 +583,7 @@ class Conv2d(Op):
         saved_x, xp = self.saved[:2]
         if saved_x is not x:  # forward ran again since, on other values (the scalar engine's)
             xp = padded(x, self.padding, nhwc=True)
-        oh, ow = check_conv(self.name, x.shape, weight.shape, None, self.stride, self.padding,
-                            self.dilation, self.groups)  # fmt: skip
+        oh, ow = self._geometry(x, weight, None)  # grad's are the pooled sizes with pooling
         pool = self.pool
         windows = _conv_windows(xp, (oh, ow), (kh, kw), self.stride, self.dilation, g)
         # dZ as (N, OH, OW, O): no copy when grad is channels-last, as ours are

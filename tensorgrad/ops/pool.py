@@ -29,6 +29,7 @@ from tensorgrad.ops.conv import (
     new_array,
     offset_view,
     padded,
+    running_max,
     same_order,
 )
 from tensorgrad.ops.index import IndexAdd
@@ -150,7 +151,7 @@ class MaxPool2d(_Pool):
         source, axes = memory_order(xp)
         views = [self._view(source, i, j, out_hw, axes) for i, j in self._offsets()]
         out = new_array((*x.shape[:2], *out_hw), x.dtype, channels_last(xp))
-        parallel.over_batch(_running_max, [same_order(out, axes), *views], CHUNK_ELEMENTS)
+        parallel.over_batch(running_max, [same_order(out, axes), *views], CHUNK_ELEMENTS)
         self.saved = (x, xp, pads)
         if self.return_indices:
             self.indices = self._winners(xp, out, pads, x.shape[2:])
@@ -224,16 +225,6 @@ class MaxPool2d(_Pool):
                 nan = np.isnan(view)
                 np.copyto(winners, self._view(plane, i, j, out_hw, (2, 3)), where=nan)
         return winners
-
-
-def _running_max(out: np.ndarray, *views: np.ndarray) -> None:
-    """``out`` = the elementwise maximum of the views (NaN wins, as in PyTorch)."""
-    if len(views) == 1:
-        np.copyto(out, views[0])
-        return
-    np.maximum(views[0], views[1], out=out)
-    for view in views[2:]:
-        np.maximum(out, view, out=out)
 
 
 def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -> None:
