@@ -5,11 +5,11 @@ NumPy releases the GIL while it copies, adds or multiplies plain numbers, so thr
 each take a share of a batch run at once on the cores. The convolution ops cut the batch
 into cache-sized chunks (``ops/conv.py``), and a chunk's im2col, matrix products and
 scatter-add run one after the other in one thread while the other threads do the same for
-their shares of the batch. The matrix products in those threads must not each start BLAS's
-own thread pool (on two cores four busy threads were several times slower than two), so
-BLAS is held to one thread while they run, through the OpenBLAS that NumPy itself loaded.
-Where that BLAS is not found (NumPy built against another), the chunks run in the calling
-thread instead.
+other chunks, each taking the next chunk when it is done (:func:`over_chunks`). The matrix
+products in those threads must not each start BLAS's own thread pool (on two cores four busy
+threads were several times slower than two), so BLAS is held to one thread while they run,
+through the OpenBLAS that NumPy itself loaded. Where that BLAS is not found (NumPy built
+against another), the chunks run in the calling thread instead.
 
 One pool at a time: while tensorgrad's threads are in use, the matrix products of the
 linear layers and the optimizers' updates run on them too, with BLAS held to one thread
@@ -79,17 +79,22 @@ def get_num_threads() -> int:
 _lock = threading.Lock()
 _pool: Any = None
 _pool_pid = 0
+_pool_workers = 0
 
 
 def _executor() -> Any:
-    """The worker threads, made on first use (and again in a forked child, which has none)."""
-    global _pool, _pool_pid
+    """The worker threads, made on first use, and again in a forked child (which has none)
+    or when :data:`THREADS` has changed since (``set_num_threads``)."""
+    global _pool, _pool_pid, _pool_workers
+    workers = max(1, THREADS - 1)
     with _lock:
-        if _pool is None or _pool_pid != os.getpid():
+        if _pool is None or _pool_pid != os.getpid() or _pool_workers != workers:
             from concurrent.futures import ThreadPoolExecutor
 
-            _pool = ThreadPoolExecutor(max_workers=max(1, THREADS - 1), thread_name_prefix="tg")
-            _pool_pid = os.getpid()
+            if _pool is not None and _pool_pid == os.getpid():
+                _pool.shutdown(wait=False)  # its threads finish what they hold, then end
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tg")
+            _pool_pid, _pool_workers = os.getpid(), workers
         return _pool
 
 

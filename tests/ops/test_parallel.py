@@ -64,6 +64,17 @@ def test_blas_is_back_to_its_threads_after_a_split(monkeypatch):
     assert get() == before
 
 
+def test_the_thread_pool_follows_the_thread_count(monkeypatch):
+    monkeypatch.setattr(parallel, "THREADS", 2)
+    pool = parallel._executor()
+    assert parallel._executor() is pool
+    monkeypatch.setattr(parallel, "THREADS", 4)
+    bigger = parallel._executor()
+    assert bigger is not pool and bigger._max_workers == 3
+    seen = parallel.split_batch(lambda lo, hi: (lo, hi), 8, 10**9)
+    assert seen == [(0, 2), (2, 4), (4, 6), (6, 8)]
+
+
 def test_the_thread_pool_is_made_again_after_a_fork(monkeypatch):
     pool = parallel._executor()
     monkeypatch.setattr(parallel, "_pool_pid", -1)  # as a forked child sees it
