@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import (
     Op,
     expand_reduced,
@@ -67,6 +68,14 @@ class Var(_Reduction):
     def forward(self, x):
         return x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction)
 
+    def scalar_forward(self, x):
+        objects = object_arrays.objects  # (ndarray.var calls conjugate, which values lack)
+        axes, count = self._axes(x), self._count(x)
+        centered = objects(x - objects(x).sum(axis=axes, keepdims=True) / count)
+        squares = objects(centered * centered)
+        out = objects(squares.sum(axis=axes, keepdims=True) / (count - self.correction))
+        return out if self.keepdims else np.squeeze(out, axis=axes)
+
     def backward(self, grad, out, x):
         centered = x - x.mean(axis=self.axes, keepdims=True)
         dof = self._count(x) - self.correction
@@ -86,6 +95,13 @@ class Std(_Reduction):
 
     def forward(self, x):
         return np.sqrt(x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction))
+
+    def scalar_forward(self, x):
+        """sqrt(var), except where the variance is exactly 0 (a constant slice, or one
+        element with correction 0): there the result is 0 with a zero gradient, PyTorch's
+        convention, where sqrt's slope would be 1/0."""
+        var = Var(self.axis, self.keepdims, self.correction).scalar_forward(x)
+        return object_arrays.elementwise(lambda v: v * 0.0 if v.data == 0 else v.sqrt(), var)
 
     def backward(self, grad, out, x):
         centered = x - x.mean(axis=self.axes, keepdims=True)
@@ -126,6 +142,21 @@ class Norm(_Reduction):
         if p == 2:
             return np.sqrt((x * x).sum(axis=axes, keepdims=self.keepdims))
         return ((a**p).sum(axis=axes, keepdims=self.keepdims)) ** (1 / p)
+
+    def scalar_forward(self, x):
+        """max/min of |x| for ±inf, (Σ|x|^p)^(1/p) otherwise; p = 0 (a count) and norms of
+        nothing are constants."""
+        objects = object_arrays.objects
+        axes, p = self._axes(x), self.p
+        if p == 0 or np.size(x) == 0:
+            return self.forward(object_arrays.values_of(x))
+        magnitudes = objects(np.abs(objects(x)))
+        if abs(p) == math.inf:
+            extreme = np.maximum if p > 0 else np.minimum
+            out = objects(extreme.reduce(magnitudes, axis=axes, keepdims=True))
+        else:
+            out = objects(objects(magnitudes**p).sum(axis=axes, keepdims=True) ** (1 / p))
+        return out if self.keepdims else np.squeeze(out, axis=axes)
 
     def backward(self, grad, out, x):
         p, norm, g = self.p, self._expand(out, x), self._expand(grad, x)
@@ -199,6 +230,16 @@ class LogSumExp(_Reduction):
         total = np.exp(x - shift).sum(axis=axes, keepdims=True)
         with np.errstate(divide="ignore"):  # the log-sum-exp of nothing (or of -inf) is -inf
             out = np.log(total) + shift
+        return out if self.keepdims else np.squeeze(out, axis=axes)
+
+    def scalar_forward(self, x):
+        objects = object_arrays.objects  # (np.isfinite does not take values)
+        axes = self._axes(x)
+        if np.size(x) == 0:  # nothing to differentiate: the constant result (-inf or empty)
+            return self.forward(np.zeros(np.shape(x)))
+        shift = object_arrays.values_of(x).max(axis=axes, keepdims=True)
+        total = objects(objects(np.exp(objects(x - shift))).sum(axis=axes, keepdims=True))
+        out = objects(np.log(total) + shift)
         return out if self.keepdims else np.squeeze(out, axis=axes)
 
     def backward(self, grad, out, x):
