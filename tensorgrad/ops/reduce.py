@@ -10,6 +10,7 @@ import numpy as np
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import (
     Op,
+    call,
     expand_reduced,
     normalize_axis,
     reduction_axes,
@@ -171,6 +172,37 @@ class Norm(_Reduction):
             return (np.where(norm == 0, 0.0, g / safe) * x,)
         scale = np.where(norm == 0, 0.0, g / safe ** (p - 1))
         return (scale * np.sign(x) * np.abs(x) ** (p - 1),)
+
+
+class Prod(_Reduction):
+    """The product over ``axis``, in the input's dtype. Its VJP is, for each element, the
+    product of the others in its slice: ``out / x`` where the input has no zero (PyTorch's
+    form); where it has zeros, from the product of the non-zero elements, so that it is
+    exact there (one zero: the product of the others; two or more: 0) and its own
+    derivative, the second derivative, is too."""
+
+    uses_output = True
+
+    def forward(self, x):
+        return np.prod(x, axis=self._axes(x), keepdims=self.keepdims, dtype=np.result_type(x))
+
+    def backward(self, grad, out, x):
+        g = self._expand(grad, x)
+        zero = x == 0
+        if not np.any(zero):
+            return (g * (self._expand(out, x) / x),)
+        axes = self.axes
+        count = zero.sum(axis=axes, keepdims=True)  # zeros per slice
+        safe = np.where(zero, 1.0, x)
+        nonzero_product = call(Prod, safe, axis=axes, keepdims=True)
+        # the slice's zeros, summed: 0, but its derivative reaches each of them
+        zeros = np.where(zero, x, 0.0).sum(axis=axes, keepdims=True)
+        # the product of a slice's zeros, and for each zero the product of the other zeros,
+        # to first order in them (the order backward's own derivative can see)
+        all_zeros = np.where(count == 0, 1.0, np.where(count == 1, zeros, 0.0))
+        other_zeros = np.where(count == 1, 1.0, np.where(count == 2, zeros - x, 0.0))
+        others = np.where(zero, nonzero_product * other_zeros, nonzero_product * all_zeros / safe)
+        return (g * others,)
 
 
 class Cumsum(Op):
