@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tensorgrad.autograd.checks import GradcheckWarning, gradcheck, gradgradcheck
+from tensorgrad.autograd.finite_differences import GradcheckWarning, gradcheck, gradgradcheck
 from tests.ops.registry import cases, outputs
 
 GRAD_CASES = cases(differentiable=True, grad=True)
