@@ -174,12 +174,12 @@ def _replay(
             raw if parent is None else values.get(id(parent), raw)
             for parent, raw in zip(node.parents, node.inputs, strict=True)
         ]
-        forward = forwards.get(type(node))
-        op = copy.copy(node)  # a forward may keep things in the op (saved): not in the graph's
+        forward = forwards.get(type(node.op))
+        op = copy.copy(node.op)  # a forward may keep things in the op (saved): not the graph's
         try:
             result = forward(op, *args) if forward else op.scalar_forward(*args)
         except (TypeError, AttributeError) as exc:
-            name = type(node).__name__
+            name = type(node.op).__name__
             raise TypeError(
                 f"check_with_scalar_engine: the forward of {node.name} cannot run on arrays of "
                 f"scalar Values ({exc}); give {name} a scalar_forward method built from the "
