@@ -19,12 +19,29 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import time
 
 import numpy as np
 
 from bench import common
 
 TOLERANCE = 1e-4
+
+
+def after_warm_up(function, calls: int = 1):
+    """A task timing ``calls`` calls of ``function`` after one untimed call: after the pause
+    between tasks the first call pays for the BLAS threads waking up (tens of milliseconds
+    on a loaded machine), the same for every implementation, which would drown the
+    difference being measured. Returns the seconds of the timed calls."""
+
+    def task() -> float:
+        function()
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        return time.perf_counter() - start
+
+    return task
 
 
 def mlp_params(rng: np.random.Generator, sizes: tuple[int, ...]) -> list[np.ndarray]:
@@ -106,7 +123,8 @@ def per_sample(config: common.Settings, rng: np.random.Generator) -> tuple[str, 
                 f"per-sample gradients: {name} differs from the loop of backward calls by "
                 f"{error:.2g} (tolerance {TOLERANCE}); refusing to report timings"
             )
-    times = common.interleaved(tasks, config.repeats, config.warmup, config.pause)
+    timed = {name: after_warm_up(task) for name, task in tasks.items()}
+    times = common.interleaved(timed, config.repeats, config.warmup, config.pause)
     vmap_times = times["tensorgrad vmap(grad)"]
     rows = []
     for name, values in times.items():
@@ -144,12 +162,10 @@ def jvp_cost(config: common.Settings, rng: np.random.Generator) -> tuple[str, co
     calls = config.pick(full=20, quick=10, smoke=1)
 
     def forward_pass():
-        for _ in range(calls):
-            logits(*weights)
+        logits(*weights)
 
     def with_tangent():
-        for _ in range(calls):
-            tg.func.jvp(logits, tuple(weights), tuple(directions))
+        tg.func.jvp(logits, tuple(weights), tuple(directions))
 
     # the JVP checked by the adjoint identity ⟨u, J·v⟩ = ⟨Jᵀ·u, v⟩ against reverse mode, in
     # float64 (exact up to rounding; central differences would trip over the ReLU's kinks)
@@ -181,16 +197,15 @@ def jvp_cost(config: common.Settings, rng: np.random.Generator) -> tuple[str, co
             return torch.relu(tx @ w1 + b1) @ w2 + b2
 
         def torch_forward():
-            for _ in range(calls):
-                torch_logits(*tw)
+            torch_logits(*tw)
 
         def torch_jvp():
-            for _ in range(calls):
-                torch.func.jvp(torch_logits, tuple(tw), tuple(td))
+            torch.func.jvp(torch_logits, tuple(tw), tuple(td))
 
         tasks["PyTorch forward pass"] = torch_forward
         tasks["PyTorch torch.func.jvp"] = torch_jvp
-    times = common.interleaved(tasks, config.repeats, config.warmup, config.pause)
+    timed = {name: after_warm_up(task, calls) for name, task in tasks.items()}
+    times = common.interleaved(timed, config.repeats, config.warmup, config.pause)
     ours = common.paired_ratios(
         times["tg.func.jvp (logits and J·v)"], times["forward pass (logits)"]
     )
@@ -239,8 +254,8 @@ def jacobians(config: common.Settings, rng: np.random.Generator) -> str:
                 )
         times = common.interleaved(
             {
-                "jacfwd": lambda f=forward_jac, x=x: f(x),
-                "jacrev": lambda f=reverse_jac, x=x: f(x),
+                "jacfwd": after_warm_up(lambda f=forward_jac, x=x: f(x)),
+                "jacrev": after_warm_up(lambda f=reverse_jac, x=x: f(x)),
             },
             config.repeats,
             config.warmup,
@@ -289,7 +304,8 @@ def run(args: argparse.Namespace) -> str:
             "Per-sample gradients of an MLP 784-256-10 (ReLU, cross-entropy, float32), each "
             "implementation checked against the loop of per-sample `backward` calls before "
             "timing (relative error 1e-4); milliseconds per batch, median and range over the "
-            "repeats, speed as the per-round ratio.\n",
+            "repeats, speed as the per-round ratio. Every timing follows one untimed call (the "
+            "thread pools wake up after the pause between tasks).\n",
             per_sample_table,
             "".join(summary),
             "A JVP against the forward pass (the same MLP's logits, the tangent along a random "
