@@ -16,6 +16,11 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
 ``pool``           max, average and adaptive average pooling
+``trig``           inverse trigonometric and hyperbolic functions, atan2
+``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
+``division``       remainder and fmod, with gradients
+``scan``           cumprod and logcumsumexp
+``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
 =================  ==========================================================================
 """
 
@@ -80,6 +85,13 @@ from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
+
+# issue 22's missing names: the ops that could not be composed exactly
+from tensorgrad.ops.division import Fmod, Remainder
+from tensorgrad.ops.scan import Cumprod, LogCumSumExp
+from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
+from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
+from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
 
 __all__ = [
     "Abs",
@@ -156,4 +168,27 @@ __all__ = [
     "replay",
     "shape_of",
     "sum_to",
+    # issue 22's missing names
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atan2",
+    "Atanh",
+    "Cosh",
+    "Cumprod",
+    "Erfc",
+    "Erfinv",
+    "Fmod",
+    "I0",
+    "I1",
+    "Lgamma",
+    "LogCumSumExp",
+    "Polygamma",
+    "Remainder",
+    "ScatterReduce",
+    "Sinc",
+    "Sinh",
+    "scatter_positions",
 ]

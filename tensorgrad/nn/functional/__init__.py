@@ -35,6 +35,44 @@ from tensorgrad.nn.functional.normalization import batch_norm, layer_norm
 from tensorgrad.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from tensorgrad.nn.functional.sparse import embedding, one_hot
 
+# issue 22's missing names
+from tensorgrad.nn.functional.activation import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from tensorgrad.nn.functional.distance import cosine_similarity, pairwise_distance
+from tensorgrad.nn.functional.dropout import alpha_dropout, dropout1d
+from tensorgrad.nn.functional.loss import soft_margin_loss
+from tensorgrad.nn.functional.normalization import (
+    group_norm,
+    instance_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
+from tensorgrad.nn.functional.pooling import (
+    adaptive_max_pool2d,
+    avg_pool1d,
+    lp_pool1d,
+    lp_pool2d,
+    max_pool1d,
+)
+
 __all__ = [
     "adaptive_avg_pool2d",
     "avg_pool2d",
@@ -70,4 +108,37 @@ __all__ = [
     "softplus",
     "tanh",
     "unfold",
+    # issue 22's missing names
+    "adaptive_max_pool2d",
+    "alpha_dropout",
+    "avg_pool1d",
+    "celu",
+    "cosine_similarity",
+    "dropout1d",
+    "glu",
+    "group_norm",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "instance_norm",
+    "local_response_norm",
+    "logsigmoid",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d",
+    "mish",
+    "normalize",
+    "pairwise_distance",
+    "relu6",
+    "rms_norm",
+    "selu",
+    "soft_margin_loss",
+    "softmin",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
 ]

@@ -13,6 +13,7 @@
 ``flatten``         ``Flatten``, ``Unflatten``
 ``sparse``          ``Embedding``
 ``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
+``distance``        ``CosineSimilarity``, ``PairwiseDistance``
 ==================  =======================================================
 """
 
@@ -49,6 +50,37 @@ from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
 from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from tensorgrad.nn.modules.sparse import Embedding
+
+# issue 22's missing names
+from tensorgrad.nn.modules.activation import (
+    CELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    ReLU6,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+from tensorgrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from tensorgrad.nn.modules.dropout import AlphaDropout, Dropout1d
+from tensorgrad.nn.modules.loss import SoftMarginLoss
+from tensorgrad.nn.modules.normalization import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+)
+from tensorgrad.nn.modules.pooling import AdaptiveMaxPool2d, AvgPool1d, LPPool1d, LPPool2d, MaxPool1d
 
 __all__ = [
     "ELU",
@@ -90,4 +122,36 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Unflatten",
+    # issue 22's missing names
+    "CELU",
+    "GLU",
+    "SELU",
+    "AdaptiveMaxPool2d",
+    "AlphaDropout",
+    "AvgPool1d",
+    "CosineSimilarity",
+    "Dropout1d",
+    "GroupNorm",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LocalResponseNorm",
+    "LogSigmoid",
+    "MaxPool1d",
+    "Mish",
+    "PairwiseDistance",
+    "RMSNorm",
+    "ReLU6",
+    "SoftMarginLoss",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
 ]

@@ -1,0 +1,79 @@
+"""Cumulative ops beyond ``cumsum``: ``cumprod`` and ``logcumsumexp`` (``cummax``/``cummin``
+need no op: their values are a ``gather`` at the running arg-extreme)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, normalize_axis, shape_of
+
+
+def _reverse_cumsum(a, axis: int):
+    return np.flip(np.cumsum(np.flip(a, axis), axis=axis), axis)
+
+
+class Cumprod(Op):
+    """Running products along ``axis``. The VJP is ``revcumsum(g·out) / x`` before the first
+    zero of a slice and 0 after it; at the first zero itself, the products with that factor
+    left out (PyTorch's rule, so zeros give exact gradients, not 0/0)."""
+
+    uses_output = True
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        if not np.ndim(x):
+            return np.array(x, copy=True)
+        return np.cumprod(x, axis=self.axis)
+
+    def backward(self, grad, out, x):
+        if not np.ndim(x) or not np.size(x):
+            return (grad,)
+        x, out, grad = (np.asarray(a) for a in (x, out, grad))
+        axis = self.axis
+        zero = x == 0
+        if not zero.any():
+            return (_reverse_cumsum(grad * out, axis) / x,)
+        seen = np.cumsum(zero, axis=axis)  # zeros so far, this element included
+        before = seen == 0
+        first = zero & (seen == 1)
+        safe = np.where(before, x, 1)
+        result = np.where(before, _reverse_cumsum(grad * out, axis) / safe, 0)
+        # at the first zero: Σ_{j ≥ z} g_j · Π_{i ≤ j, i ≠ z} x_i, the zero replaced by 1
+        ones_at_first = np.where(first, 1, x)
+        partial = np.cumprod(ones_at_first, axis=axis) * (seen >= 1)
+        at_first = (grad * partial).sum(axis=axis, keepdims=True)
+        return (np.where(first, at_first, result).astype(grad.dtype, copy=False),)
+
+
+class LogCumSumExp(Op):
+    """``log(cumsum(exp(x)))`` along ``axis``, stably (``np.logaddexp.accumulate``). The VJP
+    ``Σ_{j ≥ k} g_j exp(x_k − out_j)`` is computed in log space, positive and negative
+    parts of g apart, as PyTorch does, so it neither overflows nor underflows."""
+
+    uses_output = True
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        if not np.ndim(x):
+            return np.array(x, copy=True)
+        return np.logaddexp.accumulate(x, axis=self.axis)
+
+    def backward(self, grad, out, x):
+        if not np.ndim(x) or not np.size(x):
+            return (grad,)
+        x, out, grad = (np.asarray(a) for a in (x, out, grad))
+        axis = self.axis
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = np.zeros_like(grad)
+            for sign in (1.0, -1.0):
+                part = np.where(grad * sign > 0, grad * sign, 0)
+                logs = np.log(part) - out
+                reverse = np.flip(np.logaddexp.accumulate(np.flip(logs, axis), axis=axis), axis)
+                result = result + sign * np.exp(reverse + x)
+        return (result,)

@@ -1,0 +1,112 @@
+"""``scatter_reduce`` with the reductions that are not sums: ``prod``, ``amax`` and ``amin``
+(``sum`` and ``mean`` are compositions of ``scatter_add``; ``scatter`` itself is a ``setitem``
+at the scattered positions).
+
+The position helpers here (``scatter_positions``) turn PyTorch's ``index`` along ``dim`` into
+the NumPy index of the elements it addresses, with PyTorch's checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, normalize_axis, shape_of, sum_to
+from tensorgrad.ops.index import _check_index, _full_index
+
+
+def scatter_positions(
+    name: str, shape: tuple[int, ...], axis: int, index: np.ndarray, src_shape: Any = None
+) -> tuple[int, tuple[Any, ...]]:
+    """``(axis, positions)``: the checked axis and, for every element of ``index``, the
+    coordinates in the target it addresses (a 0-d target counts as 1-D, as in PyTorch)."""
+    axis = normalize_axis(axis, max(len(shape), 1), name)
+    index = index.reshape(1) if not index.ndim else index
+    _check_index(name, np.empty(shape or (1,), dtype=np.bool_), axis, index)
+    if src_shape is not None:
+        src_shape = tuple(src_shape) or (1,)
+        if len(src_shape) != index.ndim or any(i > n for i, n in zip(index.shape, src_shape)):
+            raise RuntimeError(
+                f"{name}: index of shape {index.shape} is larger than src of shape {src_shape}"
+            )
+    return axis, _full_index(index, axis)
+
+
+class ScatterReduce(Op):
+    """``x`` with ``src`` folded in at ``index`` along ``axis`` by ``prod``, ``amax`` or
+    ``amin`` (``include_self``: whether x's own value takes part where something lands).
+
+    VJPs, PyTorch's: for ``amax``/``amin`` every element equal to the result (x's own, when it
+    took part, and each src that landed there) shares the gradient evenly; for ``prod`` each
+    factor gets ``g · (product of the others)``, exact also where factors are 0."""
+
+    name = "scatter_reduce"
+
+    def __init__(self, positions: tuple[Any, ...], reduce: str, include_self: bool):
+        self.positions, self.reduce, self.include_self = positions, reduce, include_self
+
+    def _landed(self, shape: tuple[int, ...]) -> np.ndarray:
+        count = np.zeros(shape or (1,), dtype=np.int64)
+        np.add.at(count, self.positions, 1)
+        return count.reshape(shape)
+
+    def _src(self, src):
+        src = src.reshape(1) if not np.ndim(src) else src
+        shape = np.broadcast_shapes(*(np.shape(p) for p in self.positions))
+        return src[tuple(slice(n) for n in shape)]
+
+    def forward(self, x, src):
+        shape = shape_of(x)
+        out = np.array(x, copy=True).reshape(shape or (1,))
+        picked = self._src(src)
+        ufunc = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[self.reduce]
+        if not self.include_self:
+            landed = self._landed(shape).reshape(out.shape) > 0
+            identity = {"prod": 1, "amax": -np.inf, "amin": np.inf}[self.reduce]
+            if out.dtype.kind != "f" and self.reduce != "prod":
+                info = np.iinfo(out.dtype) if out.dtype.kind in "iu" else None
+                identity = (info.min if self.reduce == "amax" else info.max) if info else identity
+            out[landed] = identity
+        ufunc.at(out, self.positions, picked)
+        return out.reshape(shape)
+
+    def backward(self, grad, out, x, src):
+        nx, nsrc = self.needs_input_grad
+        shape = shape_of(x)
+        g = np.asarray(grad).reshape(shape or (1,))
+        result = np.asarray(out).reshape(shape or (1,))
+        x1 = np.asarray(x).reshape(shape or (1,))
+        picked = self._src(np.asarray(src))
+        landed = self._landed(shape).reshape(result.shape)
+        self_in = np.ones(result.shape, bool) if self.include_self else landed == 0
+        if self.reduce == "prod":
+            zeros = np.where(self_in & (x1 == 0), 1, 0)
+            np.add.at(zeros, self.positions, (picked == 0).astype(np.int64))
+            nonzero = np.where(self_in & (x1 != 0), x1, 1).astype(result.dtype)
+            np.multiply.at(nonzero, self.positions, np.where(picked == 0, 1, picked))
+
+            def others(values, zero_count, nonzero_product, total):
+                safe = np.where(values == 0, 1, values)
+                return np.where(
+                    values == 0, np.where(zero_count == 1, nonzero_product, 0), total / safe
+                )
+
+            dx = g * np.where(self_in, others(x1, zeros, nonzero, result), 0)
+            p = self.positions
+            dsrc = g[p] * others(picked, zeros[p], nonzero[p], result[p])
+        else:
+            wins_self = self_in & (x1 == result)
+            count = wins_self.astype(np.int64)
+            wins_src = picked == result[self.positions]
+            np.add.at(count, self.positions, wins_src.astype(np.int64))
+            share = g / np.maximum(count, 1)
+            dx = share * wins_self
+            dsrc = share[self.positions] * wins_src
+        dsrc_full = None
+        if nsrc:
+            src_shape = shape_of(src) or (1,)
+            dsrc_full = np.zeros(src_shape, dtype=np.asarray(grad).dtype)
+            dsrc_full[tuple(slice(n) for n in dsrc.shape)] = dsrc
+            dsrc_full = sum_to(dsrc_full.reshape(shape_of(src)), shape_of(src))
+        return (dx.reshape(shape) if nx else None), dsrc_full
