@@ -748,6 +748,106 @@ def _scalar_elu(op: ops.Elu, x: Any) -> Any:
     return np.where(x > 0, x, op.alpha * (np.exp(x) - 1))
 
 
+# the scalar references of issue 22's ops: from Value operations where an elementary formula
+# exists (sinh … atanh, erfc, i0/i1 by their series, remainder and fmod with a constant
+# quotient, logcumsumexp); for the rest a Value node of the math module's value and slope
+def _value_node(value: Callable[[float], float], slope: Callable[[float], float], name: str):
+    """An elementwise scalar forward: a Value node whose local slope is ``slope(x)``."""
+
+    def element(x: Any) -> Any:
+        from tensorgrad.scalar import Value, _node
+
+        if not isinstance(x, Value):
+            return value(x)
+        return _node(value(x.data), (x,), name, (slope(x.data),))
+
+    return lambda op, x: _elementwise(element, x)
+
+
+def _scipy(name: str) -> Callable[..., Any]:
+    import scipy.special
+
+    return getattr(scipy.special, name)
+
+
+def _bessel_series(x: Any, order: int) -> Any:
+    """i0 (order 0) or i1 (order 1) by their power series in Value operations."""
+    quarter = x * x * 0.25
+    term = x * 0.5 if order else x * 0.0 + 1.0
+    total = term
+    for k in range(1, 80):
+        term = term * quarter * (1.0 / (k * (k + order)))
+        total = total + term
+        if abs(term.data) < 1e-18 * max(abs(total.data), 1e-300):
+            break
+    return total
+
+
+def _scalar_atan2(op: Any, y: Any, x: Any) -> Any:
+    from tensorgrad.scalar import Value, _node
+
+    def element(a: Any, b: Any) -> Any:
+        ad, bd = getattr(a, "data", a), getattr(b, "data", b)
+        r2 = ad * ad + bd * bd
+        children = tuple(v for v in (a, b) if isinstance(v, Value))
+        slopes = tuple(s for v, s in ((a, bd / r2), (b, -ad / r2)) if isinstance(v, Value))
+        return _node(math.atan2(ad, bd), children, "atan2", slopes) if children else math.atan2(ad, bd)
+
+    return np.asarray(np.frompyfunc(element, 2, 1)(y, x), dtype=object)
+
+
+def _scalar_quotient_rounding(rounding: Callable[[float], float]) -> Callable[..., Any]:
+    def forward(op: Any, x: Any, y: Any) -> Any:
+        quotient = np.vectorize(lambda a, b: float(rounding(getattr(a, "data", a) / getattr(b, "data", b))),
+                                otypes=[float])(x, y)  # fmt: skip
+        return _objects(x - _objects(quotient * y))
+
+    return forward
+
+
+def _scalar_logcumsumexp(op: Any, x: Any) -> Any:
+    if not np.ndim(x) or not np.size(x):
+        return _objects(np.array(x, dtype=object, copy=True))
+    shift = float(_data_of(x).max())
+    exps = _objects(np.exp(_objects(x - shift)))
+    return _objects(np.log(_objects(np.cumsum(exps, axis=op.axis))) + shift)
+
+
+def _scalar_polygamma(op: Any, x: Any) -> Any:
+    n = op.n
+    return _value_node(lambda v: float(_scipy("polygamma")(n, v)),
+                       lambda v: float(_scipy("polygamma")(n + 1, v)), "polygamma")(op, x)  # fmt: skip
+
+
+_ISSUE_22_SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
+    ops.Asin: _value_node(math.asin, lambda v: 1 / math.sqrt(1 - v * v), "asin"),
+    ops.Acos: _value_node(math.acos, lambda v: -1 / math.sqrt(1 - v * v), "acos"),
+    ops.Atan: _value_node(math.atan, lambda v: 1 / (1 + v * v), "atan"),
+    ops.Sinh: lambda op, x: (np.exp(x) - np.exp(-x)) * 0.5,
+    ops.Cosh: lambda op, x: (np.exp(x) + np.exp(-x)) * 0.5,
+    ops.Asinh: lambda op, x: np.frompyfunc(
+        lambda v: (v + (v * v + 1) ** 0.5).log() if v >= 0 else -((-v + (v * v + 1) ** 0.5).log()),
+        1, 1)(x),  # fmt: skip
+    ops.Acosh: lambda op, x: np.log(x + (x * x - 1) ** 0.5),
+    ops.Atanh: lambda op, x: np.log((1 + x) / (1 - x)) * 0.5,
+    ops.Atan2: _scalar_atan2,
+    ops.Erfc: lambda op, x: 1 - _elementwise(_erf_value, x),
+    ops.Erfinv: _value_node(
+        lambda v: float(_scipy("erfinv")(v)),
+        lambda v: math.sqrt(math.pi) / 2 * math.exp(float(_scipy("erfinv")(v)) ** 2),
+        "erfinv",
+    ),
+    ops.Lgamma: _value_node(math.lgamma, lambda v: float(_scipy("digamma")(v)), "lgamma"),
+    ops.Polygamma: _scalar_polygamma,
+    ops.I0: lambda op, x: _elementwise(lambda v: _bessel_series(v, 0), x),
+    ops.I1: lambda op, x: _elementwise(lambda v: _bessel_series(v, 1), x),
+    ops.Sinc: lambda op, x: np.sin(x * math.pi) / (x * math.pi),
+    ops.Remainder: _scalar_quotient_rounding(math.floor),
+    ops.Fmod: _scalar_quotient_rounding(math.trunc),
+    ops.LogCumSumExp: _scalar_logcumsumexp,
+}
+
+
 #: Scalar-engine forwards for the ops whose own forward cannot run on arrays of ``Value``
 #: (SciPy's erf, ``np.isfinite``, ``np.log1p``, ``conjugate`` inside ``ndarray.var``, a
 #: Value exponent, ``sqrt``'s slope at 0, a 0-d value stored into an element):
@@ -770,6 +870,7 @@ SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.BinaryCrossEntropy: _scalar_binary_cross_entropy,
     ops.Softplus: _scalar_softplus,
     ops.Elu: _scalar_elu,
+    **_ISSUE_22_SCALAR_FORWARDS,
 }
 
 

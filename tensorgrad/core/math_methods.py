@@ -656,7 +656,10 @@ class MathMethods:
         """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
         x, y = _float_operands(self, other)
         negative = np.signbit(_raw(y))
-        return x.abs() * np.where(negative, -1.0, 1.0).astype(x.dtype)
+        out = x.abs() * np.where(negative, -1.0, 1.0).astype(x.dtype)
+        if y.requires_grad:  # PyTorch gives ``other`` a zero gradient: route one through
+            out = functions.where(np.zeros(out.shape, dtype=bool), y, out)
+        return out
 
     def hypot(self, other: Any) -> Any:
         x, y = _float_operands(self, other)

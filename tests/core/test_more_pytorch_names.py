@@ -216,6 +216,7 @@ def assert_same(name: str, fn: Callable[..., Any], *arrays: Any) -> None:
         np.testing.assert_allclose(g, h, rtol=rtol, atol=rtol)
 
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 @pytest.mark.parametrize(("name", "fn", "arrays"), [pytest.param(i, f, a, id=i) for i, f, a in CASES])
 def test_name_matches_pytorch(name, fn, arrays):
     assert_same(name, fn, *arrays)
