@@ -759,7 +759,7 @@ class MathMethods:
 
     def bitwise_not(self) -> Any:
         if self.dtype.kind not in "biu":
-            raise RuntimeError(f'"bitwise_not_cpu" not implemented for {self.dtype}')
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for {self.dtype}')
         return wrap(np.invert(self._data))
 
     # in-place forms of the one-op functions above
@@ -1125,7 +1125,7 @@ def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
     other = _raw(engine.operand(y))
     dtype = backend.result_type(x._data, other)
     if dtype.kind not in "biu":
-        raise RuntimeError(f'"{name}_cpu" not implemented for {dtype}')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
     if name.endswith("shift") and dtype == np.bool_:
         dtype = np.dtype(np.int64) if x.dtype == np.bool_ else x.dtype
     return wrap(np.asarray(ufunc(x._data.astype(dtype, copy=False), np.asarray(other, dtype))))

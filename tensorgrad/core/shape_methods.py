@@ -694,9 +694,9 @@ def _resolve(shape: tuple[int, ...], size: int, name: str) -> tuple[int, ...]:
 
 
 def _scatter_index(index: Any, name: str) -> np.ndarray:
-    """The index of ``scatter``: an int64 tensor, as PyTorch requires."""
+    """The index of ``scatter``: an integer tensor (int64, or int32 as PyTorch now accepts)."""
     array = index._data if isinstance(index, engine.Tensor) else np.asarray(index)
-    if array.dtype != np.int64:
+    if array.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {array.dtype}")
     return array
 
@@ -728,8 +728,8 @@ def _along(x: Any, dim: int, index: Any, source: Any, name: str) -> tuple[Any, .
     length = x.shape[axis] if x.ndim else 1
     if indices.size and (indices.min() < -length or indices.max() >= length):
         bad = int(indices.max() if indices.max() >= length else indices.min())
-        raise IndexError(f"{name}(): index {bad} is out of bounds for dimension {axis} with "
-                         f"size {length}")  # fmt: skip
+        raise RuntimeError(f"{name}(): index {bad} is out of bounds for dimension {axis} with "
+                           f"size {length}")  # fmt: skip
     if source is not None:
         expected = list(x.shape or (1,))
         expected[axis] = indices.size

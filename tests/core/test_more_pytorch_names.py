@@ -220,3 +220,164 @@ def assert_same(name: str, fn: Callable[..., Any], *arrays: Any) -> None:
 @pytest.mark.parametrize(("name", "fn", "arrays"), [pytest.param(i, f, a, id=i) for i, f, a in CASES])
 def test_name_matches_pytorch(name, fn, arrays):
     assert_same(name, fn, *arrays)
+
+
+# --------------------------------------------------------------------------- bad calls
+#: calls PyTorch refuses: tensorgrad must raise the same exception type (or a subclass)
+ERRORS: list[tuple[str, Callable[..., Any]]] = [
+    ("remainder_int_by_zero", lambda lib: lib.tensor(INTS).remainder(0)),
+    ("bitwise_of_floats", lambda lib: lib.tensor(M).bitwise_and(lib.tensor(M))),
+    ("bitwise_not_of_floats", lambda lib: lib.tensor(M).bitwise_not()),
+    ("polygamma_negative_n", lambda lib: lib.polygamma(-1, lib.tensor(P))),
+    ("heaviside_mixed_dtypes", lambda lib: lib.tensor(M).heaviside(lib.tensor([1], dtype=lib.int64))),
+    ("lerp_mixed_dtypes", lambda lib: lib.tensor(M).lerp(lib.tensor(M).float(), 0.5)),
+    ("cumprod_dim_out_of_range", lambda lib: lib.tensor(M).cumprod(2)),
+    ("cummax_dim_out_of_range", lambda lib: lib.tensor(M).cummax(-3)),
+    ("kthvalue_k_out_of_range", lambda lib: lib.tensor(M).kthvalue(5)),
+    ("median_of_empty_dim", lambda lib: lib.tensor(np.ones((0, 3))).median(0)),
+    ("scatter_float_index", lambda lib: lib.tensor(M).scatter(0, lib.tensor(M), lib.tensor(M))),
+    ("scatter_index_out_of_bounds", lambda lib: lib.tensor(M).scatter(0, lib.tensor([[3]]), 1.0)),
+    ("scatter_index_ndim", lambda lib: lib.tensor(M).scatter(0, lib.tensor([0]), 1.0)),
+    ("scatter_src_dtype", lambda lib: lib.tensor(M).scatter(0, lib.tensor([[0]]), lib.tensor([[1.0]]).float())),
+    ("scatter_reduce_bad_reduce", lambda lib: lib.tensor(M).scatter_reduce(0, lib.tensor(INDEX), lib.tensor(M), "median")),
+    ("index_add_out_of_bounds", lambda lib: lib.tensor(M).index_add(0, lib.tensor([3]), lib.tensor(M[:1]))),
+    ("index_add_wrong_source", lambda lib: lib.tensor(M).index_add(0, lib.tensor([0, 1]), lib.tensor(M[:1]))),
+    ("index_add_2d_index", lambda lib: lib.tensor(M).index_add(0, lib.tensor([[0]]), lib.tensor(M[:1]))),
+    ("index_fill_1d_value", lambda lib: lib.tensor(M).index_fill(0, lib.tensor([0]), lib.tensor([1.0]))),
+    ("masked_scatter_small_source", lambda lib: lib.tensor(M).masked_scatter(lib.tensor(MASK), lib.tensor([1.0]))),
+    ("masked_scatter_float_mask", lambda lib: lib.tensor(M).masked_scatter(lib.tensor(M), lib.tensor(M))),
+    ("take_out_of_range", lambda lib: lib.tensor(M).take(lib.tensor([12]))),
+    ("take_along_dim_ndim", lambda lib: lib.tensor(M).take_along_dim(lib.tensor([0]), 1)),
+    ("movedim_repeated", lambda lib: lib.tensor(A).movedim((0, 0), (1, 2))),
+    ("movedim_lengths", lambda lib: lib.tensor(A).movedim((0, 1), (1,))),
+    ("rot90_same_dims", lambda lib: lib.tensor(A).rot90(1, (1, 1))),
+    ("rot90_of_1d", lambda lib: lib.tensor(V).rot90()),
+    ("fliplr_of_1d", lambda lib: lib.tensor(V).fliplr()),
+    ("tensor_split_of_0d", lambda lib: lib.tensor(1.0).tensor_split(2)),
+    ("tensor_split_zero_sections", lambda lib: lib.tensor(V).tensor_split(0)),
+    ("diag_embed_same_dims", lambda lib: lib.tensor(M).diag_embed(0, 1, 1)),
+    ("H_of_3d", lambda lib: lib.tensor(A).H),
+    ("mv_of_3d", lambda lib: lib.tensor(A).mv(lib.tensor(V[:4]))),
+    ("inner_shapes", lambda lib: lib.inner(lib.tensor(M), lib.tensor(V))),
+    ("cross_no_size_3", lambda lib: lib.cross(lib.tensor(M), lib.tensor(M), dim=1)),
+    ("cross_dtypes", lambda lib: lib.cross(lib.tensor(A[:, :3]), lib.tensor(A[:, :3]).float(), dim=1)),
+    ("tensordot_mismatch", lambda lib: lib.tensordot(lib.tensor(A), lib.tensor(M), 1)),
+    ("tensordot_negative_dims", lambda lib: lib.tensordot(lib.tensor(A), lib.tensor(M), -1)),
+    ("cdist_columns", lambda lib: lib.cdist(lib.tensor(M), lib.tensor(A[0].T.copy()))),
+    ("cdist_of_1d", lambda lib: lib.cdist(lib.tensor(V), lib.tensor(V))),
+    ("einsum_too_many_operands", lambda lib: lib.einsum("ij", lib.tensor(M), lib.tensor(M))),
+    ("einsum_wrong_ndim", lambda lib: lib.einsum("ijk", lib.tensor(M))),
+    ("einsum_sizes", lambda lib: lib.einsum("ij,ij->", lib.tensor(M), lib.tensor(M.T.copy()))),
+    ("einsum_unknown_output", lambda lib: lib.einsum("ij->k", lib.tensor(M))),
+    ("einsum_dtypes", lambda lib: lib.einsum("ij,ij->", lib.tensor(M), lib.tensor(M).float())),
+    ("hstack_of_nothing", lambda lib: lib.hstack([])),
+    ("broadcast_tensors_mismatch", lambda lib: lib.broadcast_tensors(lib.tensor(M), lib.tensor(V))),
+    ("glu_odd", lambda lib: lib.nn.functional.glu(lib.tensor(V))),
+    ("group_norm_groups", lambda lib: lib.nn.functional.group_norm(lib.tensor(IMG), 3)),
+    ("group_norm_of_1d", lambda lib: lib.nn.functional.group_norm(lib.tensor(V), 1)),
+    ("rms_norm_shape", lambda lib: lib.nn.functional.rms_norm(lib.tensor(M), (3,))),
+    ("max_pool1d_of_4d", lambda lib: lib.nn.functional.max_pool1d(lib.tensor(IMG), 2)),
+    ("softshrink_negative", lambda lib: lib.nn.functional.softshrink(lib.tensor(M), -1.0)),
+    ("hardtanh_bounds", lambda lib: lib.nn.functional.hardtanh(lib.tensor(M), 1.0, -1.0)),
+    ("dropout1d_of_4d", lambda lib: lib.nn.functional.dropout1d(lib.tensor(IMG))),
+    ("alpha_dropout_p", lambda lib: lib.nn.functional.alpha_dropout(lib.tensor(M), 1.5, True)),
+    ("group_norm_module_groups", lambda lib: lib.nn.GroupNorm(3, 4)),
+]
+
+
+@pytest.mark.parametrize("call", [pytest.param(f, id=i) for i, f in ERRORS])
+def test_bad_call_raises_pytorchs_error_type(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(Exception) as ours:
+        call(tg)
+    assert isinstance(ours.value, type(theirs.value)), (type(ours.value), type(theirs.value))
+
+
+# --------------------------------------------------------------------------- layers
+#: (id, constructor of (lib), input) for the new layers: parameters, buffers, output
+LAYERS: list[tuple[str, Callable[..., Any], np.ndarray]] = [
+    ("GroupNorm", lambda lib: lib.nn.GroupNorm(2, 4), IMG),
+    ("GroupNorm_no_affine", lambda lib: lib.nn.GroupNorm(4, 4, affine=False, eps=1e-3), IMG),
+    ("RMSNorm", lambda lib: lib.nn.RMSNorm(6), IMG),
+    ("RMSNorm_two_dims", lambda lib: lib.nn.RMSNorm([5, 6], eps=1e-4), IMG),
+    ("InstanceNorm2d", lambda lib: lib.nn.InstanceNorm2d(4), IMG),
+    ("InstanceNorm2d_affine_stats", lambda lib: lib.nn.InstanceNorm2d(4, affine=True, track_running_stats=True), IMG),
+    ("InstanceNorm1d", lambda lib: lib.nn.InstanceNorm1d(4), SEQ),
+    ("InstanceNorm1d_unbatched", lambda lib: lib.nn.InstanceNorm1d(4), SEQ[0]),
+    ("LocalResponseNorm", lambda lib: lib.nn.LocalResponseNorm(3), IMG),
+    ("MaxPool1d", lambda lib: lib.nn.MaxPool1d(3, 2, 1), SEQ),
+    ("AvgPool1d", lambda lib: lib.nn.AvgPool1d(2), SEQ),
+    ("AdaptiveMaxPool2d", lambda lib: lib.nn.AdaptiveMaxPool2d((2, 3)), IMG),
+    ("LPPool2d", lambda lib: lib.nn.LPPool2d(2, 2), IMG),
+    ("Hardtanh", lambda lib: lib.nn.Hardtanh(-0.5, 0.5), M),
+    ("ReLU6", lambda lib: lib.nn.ReLU6(), M * 5),
+    ("LogSigmoid", lambda lib: lib.nn.LogSigmoid(), M),
+    ("Mish", lambda lib: lib.nn.Mish(), M),
+    ("SELU", lambda lib: lib.nn.SELU(), M),
+    ("CELU", lambda lib: lib.nn.CELU(0.5), M),
+    ("GLU", lambda lib: lib.nn.GLU(), M),
+    ("Hardsigmoid", lambda lib: lib.nn.Hardsigmoid(), M * 4),
+    ("Hardswish", lambda lib: lib.nn.Hardswish(), M * 4),
+    ("Hardshrink", lambda lib: lib.nn.Hardshrink(0.3), M),
+    ("Softshrink", lambda lib: lib.nn.Softshrink(), M),
+    ("Softsign", lambda lib: lib.nn.Softsign(), M),
+    ("Tanhshrink", lambda lib: lib.nn.Tanhshrink(), M),
+    ("Threshold", lambda lib: lib.nn.Threshold(0.2, -1.0), M),
+    ("Softmin", lambda lib: lib.nn.Softmin(dim=1), M),
+    ("AlphaDropout_eval", lambda lib: lib.nn.AlphaDropout(0.3).eval(), M),
+    ("Dropout1d_eval", lambda lib: lib.nn.Dropout1d(0.3).eval(), SEQ),
+]
+
+
+@pytest.mark.parametrize(("make", "data"), [pytest.param(f, d, id=i) for i, f, d in LAYERS])
+def test_layer_matches_pytorch(make, data):
+    """Same parameter and buffer names and shapes, the same output and input gradient (the
+    layers' parameters start as PyTorch's: ones and zeros)."""
+    ours, theirs = make(tg), make(torch)
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    ours.double()
+    theirs.double()
+    x_ours = tg.tensor(data, requires_grad=True)
+    x_theirs = torch.tensor(data, requires_grad=True)
+    out_ours, out_theirs = ours(x_ours), theirs(x_theirs)
+    out_ours = out_ours[0] if isinstance(out_ours, tuple) else out_ours
+    out_theirs = out_theirs[0] if isinstance(out_theirs, tuple) else out_theirs
+    np.testing.assert_allclose(out_ours.detach().numpy(), out_theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = np.random.default_rng(3).standard_normal(out_ours.shape)
+    (out_ours * tg.tensor(weights)).sum().backward()
+    (out_theirs * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(x_ours.grad.numpy(), x_theirs.grad.numpy(), rtol=1e-7, atol=1e-10)
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-10, err_msg=name)
+    for name, buffer in theirs.named_buffers():
+        np.testing.assert_allclose(ours.state_dict()[name].numpy(), buffer.numpy(), rtol=1e-10, err_msg=name)
+
+
+def test_instance_norm_running_statistics_match_pytorch():
+    ours = tg.nn.InstanceNorm2d(4, track_running_stats=True).double()
+    theirs = torch.nn.InstanceNorm2d(4, track_running_stats=True).double()
+    for scale in (1.0, 3.0):
+        ours(tg.tensor(IMG * scale))
+        theirs(torch.tensor(IMG * scale))
+    for name, buffer in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[name].numpy(), buffer.numpy(), rtol=1e-12)
+    ours.eval()
+    theirs.eval()
+    np.testing.assert_allclose(ours(tg.tensor(IMG)).numpy(), theirs(torch.tensor(IMG)).numpy(), rtol=1e-10)
+
+
+def test_alpha_dropout_keeps_selu_statistics():
+    """Not PyTorch's random stream, so compare the property it is built for: SELU's fixed
+    point (mean 0, variance 1) survives the dropout."""
+    tg.manual_seed(0)
+    x = tg.randn(200_000, dtype=tg.float64)
+    out = tg.nn.functional.alpha_dropout(x, 0.2, training=True).numpy()
+    assert abs(out.mean()) < 0.01 and abs(out.var() - 1) < 0.01
+    alpha, p = 1.7580993408473766, 0.2
+    a = 1 / np.sqrt((alpha**2 * p + 1) * (1 - p))
+    dropped = np.isclose(out, -alpha * a * (1 - p))  # where every dropped unit lands
+    assert abs(dropped.mean() - p) < 0.01

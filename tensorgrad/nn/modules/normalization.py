@@ -176,8 +176,6 @@ class _InstanceNorm(Module):
         if unbatched:
             x = x.unsqueeze(0)
         use_input_stats = self.training or not self.track_running_stats
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data += 1
         out = F.instance_norm(
             x, self.running_mean, self.running_var, self.weight, self.bias,
             use_input_stats, self.momentum, self.eps,
