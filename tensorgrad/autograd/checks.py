@@ -791,15 +791,19 @@ def _scalar_atan2(op: Any, y: Any, x: Any) -> Any:
         r2 = ad * ad + bd * bd
         children = tuple(v for v in (a, b) if isinstance(v, Value))
         slopes = tuple(s for v, s in ((a, bd / r2), (b, -ad / r2)) if isinstance(v, Value))
-        return _node(math.atan2(ad, bd), children, "atan2", slopes) if children else math.atan2(ad, bd)
+        return (
+            _node(math.atan2(ad, bd), children, "atan2", slopes) if children else math.atan2(ad, bd)
+        )
 
     return np.asarray(np.frompyfunc(element, 2, 1)(y, x), dtype=object)
 
 
 def _scalar_quotient_rounding(rounding: Callable[[float], float]) -> Callable[..., Any]:
     def forward(op: Any, x: Any, y: Any) -> Any:
-        quotient = np.vectorize(lambda a, b: float(rounding(getattr(a, "data", a) / getattr(b, "data", b))),
-                                otypes=[float])(x, y)  # fmt: skip
+        quotient = np.vectorize(
+            lambda a, b: float(rounding(getattr(a, "data", a) / getattr(b, "data", b))),
+            otypes=[float],
+        )(x, y)
         return _objects(x - _objects(quotient * y))
 
     return forward
@@ -815,8 +819,11 @@ def _scalar_logcumsumexp(op: Any, x: Any) -> Any:
 
 def _scalar_polygamma(op: Any, x: Any) -> Any:
     n = op.n
-    return _value_node(lambda v: float(_scipy("polygamma")(n, v)),
-                       lambda v: float(_scipy("polygamma")(n + 1, v)), "polygamma")(op, x)  # fmt: skip
+    return _value_node(
+        lambda v: float(_scipy("polygamma")(n, v)),
+        lambda v: float(_scipy("polygamma")(n + 1, v)),
+        "polygamma",
+    )(op, x)
 
 
 _ISSUE_22_SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
@@ -827,7 +834,9 @@ _ISSUE_22_SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.Cosh: lambda op, x: (np.exp(x) + np.exp(-x)) * 0.5,
     ops.Asinh: lambda op, x: np.frompyfunc(
         lambda v: (v + (v * v + 1) ** 0.5).log() if v >= 0 else -((-v + (v * v + 1) ** 0.5).log()),
-        1, 1)(x),  # fmt: skip
+        1,
+        1,
+    )(x),
     ops.Acosh: lambda op, x: np.log(x + (x * x - 1) ** 0.5),
     ops.Atanh: lambda op, x: np.log((1 + x) / (1 - x)) * 0.5,
     ops.Atan2: _scalar_atan2,

@@ -194,7 +194,7 @@ def einsum(equation: str, *operands: Any) -> Any:
     specs = lhs.split(",")
     if len(specs) != len(tensors):
         raise RuntimeError(
-            f"einsum(): more operands were provided than specified in the equation"
+            "einsum(): more operands were provided than specified in the equation"
             if len(tensors) > len(specs)
             else "einsum(): fewer operands were provided than specified in the equation"
         )
@@ -208,8 +208,10 @@ def einsum(equation: str, *operands: Any) -> Any:
     for i, (spec, t) in enumerate(zip(specs, tensors)):
         for ch in spec.replace("...", ""):
             if not ch.isalpha():
-                raise RuntimeError(f"einsum(): invalid subscript given at index {lhs.index(ch)} "
-                                   f"in the equation string, subscripts must be in [a-zA-Z]")  # fmt: skip
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {lhs.index(ch)} in the "
+                    "equation string, subscripts must be in [a-zA-Z]"
+                )
         if "..." in spec:
             head, tail = spec.split("...")
             covered = t.ndim - len(head) - len(tail)
@@ -221,9 +223,11 @@ def einsum(equation: str, *operands: Any) -> Any:
         else:
             letters = list(spec)
             if len(letters) != t.ndim:
-                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                                   f"({len(letters)}) does not match the number of dimensions "
-                                   f"({t.ndim}) for operand {i} and no ellipsis was given")  # fmt: skip
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({len(letters)}) does "
+                    f"not match the number of dimensions ({t.ndim}) for operand {i} and no "
+                    "ellipsis was given"
+                )
         letters_of.append(letters)
     if arrow:
         if "..." in rhs:
@@ -345,7 +349,9 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
                 f"{da} and second has size {b.shape[db]} in dim {db}"
             )
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected both tensors to have the same dtype, got {a.dtype} and {b.dtype}")
+        raise RuntimeError(
+            f"expected both tensors to have the same dtype, got {a.dtype} and {b.dtype}"
+        )
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     nk = math.prod(a.shape[d] for d in dims_a)
@@ -354,7 +360,9 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
 
 
-def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
+def cdist(
+    x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+) -> Any:
     """The p-norm distance between each row of ``x1`` (…, P, M) and of ``x2`` (…, R, M)."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
     if x1.ndim < 2 or x2.ndim < 2:
@@ -433,7 +441,9 @@ def broadcast_shapes(*shapes: Any) -> Any:
     from tensorgrad.core.args import Size
 
     try:
-        return Size(np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+        return Size(
+            np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])
+        )
     except ValueError as exc:
         raise RuntimeError(f"shape mismatch: shapes {list(shapes)} cannot be broadcast") from exc
 

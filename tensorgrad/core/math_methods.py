@@ -35,6 +35,18 @@ def _dims(dim: Any, ndim: int, name: str) -> Any:
     return ops.normalize_axes(dim, ndim, name) if not isinstance(dim, int) else dim
 
 
+def _copy_back(name: str) -> Any:
+    """The in-place form ``x.<name>_(...)`` of a composed function: its result written back
+    with ``copy_`` (recorded as PyTorch records an in-place change; no VJP of its own)."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.copy_(getattr(self, name)(*args, **kwargs))
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"``{name}`` in place: ``x.{name}_(...)`` writes ``x.{name}(...)`` into x."
+    return method
+
+
 class MathMethods:
     """Pointwise math, arithmetic, comparisons, reductions and casts (mixed into Tensor)."""
 
@@ -577,7 +589,7 @@ class MathMethods:
         return apply(ops.Polygamma(0), _floating_input(self))
 
     def polygamma(self, n: int) -> Any:
-        """The n-th derivative of digamma (PyTorch's ``x.polygamma(n)``, ``torch.polygamma(n, x)``)."""
+        """The n-th derivative of digamma (``x.polygamma(n)``, ``tg.polygamma(n, x)``)."""
         if int(n) < 0:
             raise RuntimeError(f"polygamma(n, x) does not support negative n, got {n}")
         return apply(ops.Polygamma(int(n)), _floating_input(self))
@@ -627,7 +639,9 @@ class MathMethods:
     def isreal(self) -> Any:
         return wrap(np.ones(self.shape, dtype=bool))
 
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
         """NaN, +inf and −inf replaced (by 0 and the dtype's largest and smallest finite
         values by default); the gradient passes where the input is finite."""
         if self.dtype.kind != "f":
@@ -635,8 +649,9 @@ class MathMethods:
         info = np.finfo(self.dtype)
         data = self._data
         finite = np.isfinite(data)
-        fill = np.where(np.isnan(data), nan, np.where(data > 0, info.max if posinf is None
-                        else posinf, info.min if neginf is None else neginf)).astype(self.dtype)  # fmt: skip
+        high = info.max if posinf is None else posinf
+        low = info.min if neginf is None else neginf
+        fill = np.where(np.isnan(data), nan, np.where(data > 0, high, low)).astype(self.dtype)
         return functions.where(finite, self, fill)
 
     def remainder(self, other: Any) -> Any:
@@ -823,7 +838,9 @@ class MathMethods:
     def lerp_(self, end: Any, weight: Any) -> Any:
         return self.copy_(self.lerp(end, weight))
 
-    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    def nan_to_num_(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
         return self.copy_(self.nan_to_num(nan, posinf, neginf))
 
     def logit_(self, eps: float | None = None) -> Any:
@@ -831,6 +848,23 @@ class MathMethods:
 
     def frac_(self) -> Any:
         return self.copy_(self.frac())
+
+    exp2_, deg2rad_, rad2deg_ = _copy_back("exp2"), _copy_back("deg2rad"), _copy_back("rad2deg")
+    fix_, sgn_, floor_divide_ = _copy_back("fix"), _copy_back("sgn"), _copy_back("floor_divide")
+    copysign_, hypot_, xlogy_ = _copy_back("copysign"), _copy_back("hypot"), _copy_back("xlogy")
+    heaviside_, nextafter_ = _copy_back("heaviside"), _copy_back("nextafter")
+    bitwise_and_, bitwise_or_ = _copy_back("bitwise_and"), _copy_back("bitwise_or")
+    bitwise_xor_, bitwise_not_ = _copy_back("bitwise_xor"), _copy_back("bitwise_not")
+    bitwise_left_shift_ = _copy_back("bitwise_left_shift")
+    bitwise_right_shift_ = _copy_back("bitwise_right_shift")
+
+    def float_power_(self, exponent: Any) -> Any:
+        if self.dtype != np.float64:
+            raise RuntimeError(
+                f"the base given to float_power_ has dtype {self.dtype} but the operation's "
+                "result requires dtype float64"
+            )
+        return self.copy_(self.float_power(exponent))
 
     # ----------------------------------------------------------------- scans, order statistics
     @numpy_names
@@ -960,6 +994,9 @@ class MathMethods:
 
     def addmm_(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
         return self.copy_(self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+
+    def addmv_(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return self.copy_(self.addmv(mat, vec, beta=beta, alpha=alpha))
 
     def baddbmm_(self, batch1: Any, batch2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
         return self.copy_(self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
@@ -1171,9 +1208,7 @@ def _kth(x: Any, dim: int, keepdim: bool, k: int | None, name: str) -> Any:
     size = data.shape[axis]
     if k is None:
         if not size:
-            raise IndexError(
-                f"median(): Expected reduction dim {axis} to have non-zero size."
-            )
+            raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
         position = (size - 1) // 2
     else:
         if not 1 <= k <= size:

@@ -9,6 +9,7 @@ are one ``reshape``, ``transpose``, ``broadcast_to`` or index op, or composition
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -337,7 +338,7 @@ class ShapeMethods:
                 src = engine.as_tensor(np.full(indices.shape, src, dtype=self.dtype))
             return self.scatter_reduce(dim, indices, src, modes[reduce])
         tensor_src = isinstance(src, engine.Tensor)
-        axis, positions = ops.scatter_positions(
+        _, positions = ops.scatter_positions(
             "scatter", self.shape, dim, indices, src.shape if tensor_src else None
         )
         if tensor_src:
@@ -389,7 +390,9 @@ class ShapeMethods:
             return total
         count = landed + (1 if include_self else 0)
         divisor = wrap(np.maximum(count, 1).astype(self.dtype))
-        mean = total / divisor if self.dtype.kind == "f" else total.div(divisor, rounding_mode="floor")
+        mean = (
+            total / divisor if self.dtype.kind == "f" else total.div(divisor, rounding_mode="floor")
+        )
         return functions.where(count > 0, mean, self)
 
     @numpy_names
@@ -530,7 +533,9 @@ class ShapeMethods:
         """Move the dimensions ``source`` to the positions ``destination``, the others keeping
         their order."""
         sources = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
-        targets = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+        targets = (
+            (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+        )
         if len(sources) != len(targets):
             raise RuntimeError(
                 f"movedim: Invalid source or destination dims: source ({list(sources)} dims) "
@@ -540,7 +545,9 @@ class ShapeMethods:
         src = [ops.normalize_axis(d, ndim, "movedim") for d in sources]
         dst = [ops.normalize_axis(d, ndim, "movedim") for d in targets]
         if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-            raise RuntimeError(f"movedim: repeated dim in source {sources} or destination {targets}")
+            raise RuntimeError(
+                f"movedim: repeated dim in source {sources} or destination {targets}"
+            )
         if not self.ndim:
             return self
         order = [d for d in range(self.ndim) if d not in src]
@@ -560,7 +567,9 @@ class ShapeMethods:
             raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
         a, b = (ops.normalize_axis(d, self.ndim, "rot90") for d in dims)
         if a == b:
-            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}")
+            raise RuntimeError(
+                f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}"
+            )
         k %= 4
         if k == 1:
             return self.flip(b).transpose(a, b)
@@ -605,7 +614,7 @@ class ShapeMethods:
             bounds = [0, *points, length]
         lead = (slice(None),) * axis
         pieces = []
-        for start, stop in zip(bounds[:-1], bounds[1:]):
+        for start, stop in itertools.pairwise(bounds):
             start = min(max(start + length if start < 0 else start, 0), length)
             stop = min(max(stop + length if stop < 0 else stop, 0), length)
             pieces.append(self[(*lead, slice(start, max(start, stop)))])
@@ -704,8 +713,7 @@ def _scatter_index(index: Any, name: str) -> np.ndarray:
 def _same_dtypes(name: str, x: Any, src: Any) -> None:
     if src.dtype != x.dtype:
         raise RuntimeError(
-            f"{name}(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and "
-            f"{src.dtype}"
+            f"{name}(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}"
         )
 
 

@@ -45,6 +45,9 @@ from tensorgrad.ops.base import (
     sum_to,
 )
 from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
+
+# issue 22's missing names: the ops that could not be composed exactly
+from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -84,19 +87,26 @@ from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
-from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
-
-# issue 22's missing names: the ops that could not be composed exactly
-from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.scan import Cumprod, LogCumSumExp
 from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
+from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
 from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
 
 __all__ = [
+    "I0",
+    "I1",
     "Abs",
+    # issue 22's missing names
+    "Acos",
+    "Acosh",
     "AdaptiveAvgPool2d",
     "Add",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atan2",
+    "Atanh",
     "AvgPool2d",
     "AvgPool2dBackward",
     "BinaryCrossEntropy",
@@ -110,23 +120,30 @@ __all__ = [
     "Conv2d",
     "CopyIntoView",
     "Cos",
+    "Cosh",
     "CrossEntropy",
+    "Cumprod",
     "Cumsum",
     "Div",
     "Elu",
     "Erf",
+    "Erfc",
+    "Erfinv",
     "Exp",
     "Expm1",
+    "Fmod",
     "Fold",
     "Gather",
     "Gelu",
     "GetItem",
     "IndexAdd",
     "LeakyRelu",
+    "Lgamma",
     "Linear",
     "LinearChain",
     "Log",
     "Log1p",
+    "LogCumSumExp",
     "LogSoftmax",
     "LogSumExp",
     "MatMul",
@@ -141,14 +158,19 @@ __all__ = [
     "Norm",
     "Normalize",
     "Op",
+    "Polygamma",
     "Pow",
     "Relu",
+    "Remainder",
     "Reshape",
     "ScatterAdd",
+    "ScatterReduce",
     "SetItem",
     "Sigmoid",
     "Silu",
     "Sin",
+    "Sinc",
+    "Sinh",
     "Softmax",
     "Softplus",
     "Sqrt",
@@ -166,29 +188,7 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "replay",
+    "scatter_positions",
     "shape_of",
     "sum_to",
-    # issue 22's missing names
-    "Acos",
-    "Acosh",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atan2",
-    "Atanh",
-    "Cosh",
-    "Cumprod",
-    "Erfc",
-    "Erfinv",
-    "Fmod",
-    "I0",
-    "I1",
-    "Lgamma",
-    "LogCumSumExp",
-    "Polygamma",
-    "Remainder",
-    "ScatterReduce",
-    "Sinc",
-    "Sinh",
-    "scatter_positions",
 ]

@@ -105,9 +105,7 @@ def group_norm(
     positions), then scale and shift per channel."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
     if x.ndim < 2:
-        raise RuntimeError(
-            f"Expected at least 2 dimensions for input tensor but received {x.ndim}"
-        )
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
     n, channels = x.shape[0], x.shape[1]
     if num_groups <= 0 or channels % num_groups:
         raise RuntimeError(
@@ -190,9 +188,7 @@ def local_response_norm(
     (zero-padded at the ends, PyTorch's formula)."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
     if x.ndim < 3:
-        raise ValueError(
-            f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)"
-        )
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
     if x.numel() == 0:
         return x
     channels = x.shape[1]

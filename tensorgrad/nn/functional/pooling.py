@@ -168,7 +168,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(
         output_size)  # fmt: skip
     if len(sizes) != 2:
-        raise TypeError(f"adaptive_max_pool2d: output_size must be an int or a pair, got {output_size!r}")
+        raise TypeError(
+            f"adaptive_max_pool2d: output_size must be an int or a pair, got {output_size!r}"
+        )
     n, c, h, w = x.shape
     oh, ow = (h if sizes[0] is None else int(sizes[0])), (w if sizes[1] is None else int(sizes[1]))
     data = x._data

@@ -1,4 +1,5 @@
-"""``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm`` and ``InstanceNorm1d``/``2d``/``3d``."""
+"""``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm`` and
+``InstanceNorm1d``/``2d``/``3d``."""
 
 from __future__ import annotations
 

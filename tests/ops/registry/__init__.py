@@ -48,9 +48,12 @@ their scalar-engine reference, built from Value operations, in
 handles them too.
 """
 
-from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
+# issue 22's missing names
+from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries  # noqa: F401 - importing a family module registers its entries
     activation,
+    composed,
     conv,
+    division,
     elementwise,
     index,
     linalg,
@@ -60,15 +63,9 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     pool,
     pytorch_ports,
     reduce,
-    shape,
-)
-
-# issue 22's missing names
-from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
-    composed,
-    division,
     scan,
     scatter,
+    shape,
     special,
     trig,
 )

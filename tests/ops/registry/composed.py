@@ -95,8 +95,7 @@ def _lower_median(x, dim, keepdim):
     if not x.ndim:
         return x.copy()
     n = x.shape[dim]
-    return np.take(np.sort(x, axis=dim), [(n - 1) // 2], axis=dim).squeeze(
-        () if keepdim else dim)  # fmt: skip
+    return np.take(np.sort(x, axis=dim), [(n - 1) // 2], axis=dim).squeeze(() if keepdim else dim)
 
 
 register(
@@ -117,8 +116,12 @@ register(
         second_order="piecewise linear: the second derivative is 0 wherever it is defined",
     )
 )
-exempt("empty", "the order statistics need elements to select (an empty dim is an error)",
-       "median_dim", "kthvalue")  # fmt: skip
+exempt(
+    "empty",
+    "the order statistics need elements to select (an empty dim is an error)",
+    "median_dim",
+    "kthvalue",
+)
 
 # ---- two operands --------------------------------------------------------------------------
 register(
@@ -133,14 +136,20 @@ register(
     )
 )
 register(
-    OpInfo("xlogy", lambda x, y: x.xlogy(y), lambda x, y: x * np.log(y), binary_samples(pair(uniform, positive)))
+    OpInfo(
+        "xlogy",
+        lambda x, y: x.xlogy(y),
+        lambda x, y: x * np.log(y),
+        binary_samples(pair(uniform, positive)),
+    )
 )
 register(
     OpInfo(
         "lerp",
         lambda x, y: x.lerp(y, y.sigmoid()) if isinstance(y, tg.Tensor) else x.lerp(y, 0.3),
         lambda x, y: np.where(
-            np.abs(s := 1 / (1 + np.exp(-y))) < 0.5, x + s * (y - x), y - (y - x) * (1 - s)),  # fmt: skip
+            np.abs(s := 1 / (1 + np.exp(-y))) < 0.5, x + s * (y - x), y - (y - x) * (1 - s)
+        ),
         binary_samples(pair()),
     )
 )
@@ -209,11 +218,14 @@ register(
 )
 exempt("0-d", "cdist needs (…, P, M) matrices", "cdist")
 
+
 # ---- normalisations and distances ----------------------------------------------------------
 def _group_norm_reference(x, w, b, groups):
     n, c = x.shape[:2]
     g = x.reshape(n, groups, -1)
-    out = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    out = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(
+        x.shape
+    )
     shape = (c,) + (1,) * (x.ndim - 2)
     return out * w.reshape(shape) + b.reshape(shape)
 

@@ -66,6 +66,8 @@ register(
         "fmod_number",
         lambda x: x.fmod(0.7),
         lambda x: np.fmod(x, 0.7),
-        unary_samples(_by_number(0.7), extra=lambda rng: [Sample((np.array([-2.9, 2.9]),), desc="signs")]),
+        unary_samples(
+            _by_number(0.7), extra=lambda rng: [Sample((np.array([-2.9, 2.9]),), desc="signs")]
+        ),
     )
 )

@@ -28,7 +28,9 @@ SCAN_CASES = [
 
 def scan_samples(make=uniform, extra=()):
     def samples(rng):
-        result = [Sample((make(rng, s),), {"dim": d}, desc, (lay,)) for desc, s, d, lay in SCAN_CASES]
+        result = [
+            Sample((make(rng, s),), {"dim": d}, desc, (lay,)) for desc, s, d, lay in SCAN_CASES
+        ]
         return result + [Sample((np.array(a),), {"dim": d}, desc) for desc, a, d in extra]
 
     return samples
@@ -69,7 +71,9 @@ register(
         "logcumsumexp",
         lambda x, dim: tg.logcumsumexp(x, dim),
         _along(lambda x, axis: np.logaddexp.accumulate(x, axis=axis)),
-        scan_samples(lambda rng, s: uniform(rng, s, -5, 5), extra=[("wide", [-30.0, 0.0, 20.0, -5.0], 0)]),
+        scan_samples(
+            lambda rng, s: uniform(rng, s, -5, 5), extra=[("wide", [-30.0, 0.0, 20.0, -5.0], 0)]
+        ),
         errors=(_dim_error("logcumsumexp"),),
         second_order="its VJP runs on arrays (in log space, positive and negative parts apart)",
     )

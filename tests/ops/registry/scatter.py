@@ -44,12 +44,31 @@ def _scatter_reference(x, src, dim, index, reduce, include_self):
 def _scatter_samples(reduce, include_self):
     def samples(rng):
         result = [
-            Sample((distinct(rng, (3, 4)), distinct(rng, (2, 4))), {"dim": 0, "index": _INDEX}, "rows"),
-            Sample((distinct(rng, (3, 4)), distinct(rng, (2, 4))), {"dim": 1, "index": _INDEX[:, :3] % 3}, "columns_src_larger"),
-            Sample((distinct(rng, (4, 3)), distinct(rng, (3, 4))), {"dim": -2, "index": _INDEX.T[:3] % 3}, "transposed", ("T", "S")),
+            Sample(
+                (distinct(rng, (3, 4)), distinct(rng, (2, 4))), {"dim": 0, "index": _INDEX}, "rows"
+            ),
+            Sample(
+                (distinct(rng, (3, 4)), distinct(rng, (2, 4))),
+                {"dim": 1, "index": _INDEX[:, :3] % 3},
+                "columns_src_larger",
+            ),
+            Sample(
+                (distinct(rng, (4, 3)), distinct(rng, (3, 4))),
+                {"dim": -2, "index": _INDEX.T[:3] % 3},
+                "transposed",
+                ("T", "S"),
+            ),
             Sample((np.array(1.5), np.array(-0.5)), {"dim": 0, "index": np.array(0)}, "0d"),
-            Sample((distinct(rng, (1,)), distinct(rng, (1,))), {"dim": 0, "index": np.array([0])}, "size1"),
-            Sample((distinct(rng, (3, 2)), np.zeros((0, 2))), {"dim": 0, "index": np.zeros((0, 2), np.int64)}, "empty_index"),
+            Sample(
+                (distinct(rng, (1,)), distinct(rng, (1,))),
+                {"dim": 0, "index": np.array([0])},
+                "size1",
+            ),
+            Sample(
+                (distinct(rng, (3, 2)), np.zeros((0, 2))),
+                {"dim": 0, "index": np.zeros((0, 2), np.int64)},
+                "empty_index",
+            ),
         ]
         for s in result:
             s.kwargs.update(reduce=reduce, include_self=include_self)
@@ -75,16 +94,26 @@ for _reduce in ("prod", "amax", "amin", "sum", "mean"):
                         (np.ones((2, 3)), np.ones((2, 3))),
                         RuntimeError,
                         r"^scatter_reduce: index 3 is out of bounds for dimension 1 with size 3",
-                        {"dim": 1, "index": np.array([[0, 3, 1], [0, 0, 0]]), "reduce": _reduce,
-                         "include_self": _include},  # fmt: skip
+                        {
+                            "dim": 1,
+                            "index": np.array([[0, 3, 1], [0, 0, 0]]),
+                            "reduce": _reduce,
+                            "include_self": _include,
+                        },
                         "index_out_of_bounds",
                     ),
                 ),
-                second_order="" if _reduce in ("sum", "mean") else (
-                    "its VJP runs on arrays" if _reduce == "prod" else
-                    "piecewise linear: the second derivative is 0 wherever it is defined"),  # fmt: skip
+                second_order=""
+                if _reduce in ("sum", "mean")
+                else (
+                    "its VJP runs on arrays"
+                    if _reduce == "prod"
+                    else "piecewise linear: the second derivative is 0 wherever it is defined"
+                ),
             )
         )
+
+
 def _plain_scatter_samples(rng):
     """Indices without repeated targets: where two sources land on one element, the value is
     one of them and the gradient goes to both (PyTorch's rule), which finite differences
@@ -92,11 +121,26 @@ def _plain_scatter_samples(rng):
     unique = np.array([[0, 2, 1, 0], [2, 0, 0, 1]])
     result = [
         Sample((distinct(rng, (3, 4)), distinct(rng, (2, 4))), {"dim": 0, "index": unique}, "rows"),
-        Sample((distinct(rng, (3, 4)), distinct(rng, (2, 5))), {"dim": 1, "index": np.array([[3, 0, 1], [2, 1, 0]])}, "columns_src_larger"),
-        Sample((distinct(rng, (4, 3)), distinct(rng, (2, 3))), {"dim": -2, "index": unique[:, :3]}, "transposed", ("T", "S")),
+        Sample(
+            (distinct(rng, (3, 4)), distinct(rng, (2, 5))),
+            {"dim": 1, "index": np.array([[3, 0, 1], [2, 1, 0]])},
+            "columns_src_larger",
+        ),
+        Sample(
+            (distinct(rng, (4, 3)), distinct(rng, (2, 3))),
+            {"dim": -2, "index": unique[:, :3]},
+            "transposed",
+            ("T", "S"),
+        ),
         Sample((np.array(1.5), np.array(-0.5)), {"dim": 0, "index": np.array(0)}, "0d"),
-        Sample((distinct(rng, (1,)), distinct(rng, (1,))), {"dim": 0, "index": np.array([0])}, "size1"),
-        Sample((distinct(rng, (3, 2)), np.zeros((0, 2))), {"dim": 0, "index": np.zeros((0, 2), np.int64)}, "empty_index"),
+        Sample(
+            (distinct(rng, (1,)), distinct(rng, (1,))), {"dim": 0, "index": np.array([0])}, "size1"
+        ),
+        Sample(
+            (distinct(rng, (3, 2)), np.zeros((0, 2))),
+            {"dim": 0, "index": np.zeros((0, 2), np.int64)},
+            "empty_index",
+        ),
     ]
     for s in result:
         s.kwargs.update(reduce=None, include_self=False)
@@ -108,15 +152,20 @@ register(
         "scatter",
         lambda x, src, dim, index, reduce, include_self: x.scatter(dim, tg.tensor(index), src),
         lambda x, src, dim, index, reduce, include_self: _scatter_reference(
-            x, src, dim, index, None, False),  # fmt: skip
+            x, src, dim, index, None, False
+        ),
         _plain_scatter_samples,
         errors=(
             ErrorInput(
                 (np.ones((2, 3)), np.ones((2, 3))),
                 RuntimeError,
                 r"^scatter\(\): Expected dtype int64 for index, got float64",
-                {"dim": 1, "index": np.array([[0.0, 1.0, 1.0]]), "reduce": None,
-                 "include_self": False},  # fmt: skip
+                {
+                    "dim": 1,
+                    "index": np.array([[0.0, 1.0, 1.0]]),
+                    "reduce": None,
+                    "include_self": False,
+                },
                 "float_index",
             ),
         ),
@@ -126,11 +175,26 @@ register(
 
 def _index_samples(rng):
     return [
-        Sample((distinct(rng, (3, 4)), distinct(rng, (3, 4))), {"dim": 0, "index": np.array([2, 0, 2])}, "rows_repeated"),
-        Sample((distinct(rng, (3, 4)), distinct(rng, (3, 2))), {"dim": 1, "index": np.array([3, 0])}, "columns", ("T", "S")),
+        Sample(
+            (distinct(rng, (3, 4)), distinct(rng, (3, 4))),
+            {"dim": 0, "index": np.array([2, 0, 2])},
+            "rows_repeated",
+        ),
+        Sample(
+            (distinct(rng, (3, 4)), distinct(rng, (3, 2))),
+            {"dim": 1, "index": np.array([3, 0])},
+            "columns",
+            ("T", "S"),
+        ),
         Sample((np.array(1.5), np.array(-0.5)), {"dim": 0, "index": np.array(0)}, "0d"),
-        Sample((distinct(rng, (1,)), distinct(rng, (1,))), {"dim": 0, "index": np.array([0])}, "size1"),
-        Sample((distinct(rng, (3, 2)), np.zeros((0, 2))), {"dim": 0, "index": np.zeros(0, np.int64)}, "empty_index"),
+        Sample(
+            (distinct(rng, (1,)), distinct(rng, (1,))), {"dim": 0, "index": np.array([0])}, "size1"
+        ),
+        Sample(
+            (distinct(rng, (3, 2)), np.zeros((0, 2))),
+            {"dim": 0, "index": np.zeros(0, np.int64)},
+            "empty_index",
+        ),
     ]
 
 
@@ -184,6 +248,8 @@ register(
         lambda rng: [s for s in _index_samples(rng) if s.desc != "rows_repeated"],
     )
 )
+
+
 def _index_fill_reference(x, value, dim, index):
     out = np.array(x, copy=True)
     view = np.moveaxis(out.reshape(out.shape or (1,)), dim, 0)
@@ -206,12 +272,32 @@ register(
         _index_fill,
         _index_fill_ref,
         lambda rng: [
-            Sample((distinct(rng, (3, 4)), np.array(0.5)), {"dim": 0, "index": np.array([2, 0])}, "rows"),
-            Sample((distinct(rng, (3, 4)),), {"dim": 1, "index": np.array([3]), "number": -1.5}, "column", ("T",)),
-            Sample((distinct(rng, (2, 5)),), {"dim": 1, "index": np.array([1, 4]), "number": 2.0}, "strided", ("S",)),
+            Sample(
+                (distinct(rng, (3, 4)), np.array(0.5)),
+                {"dim": 0, "index": np.array([2, 0])},
+                "rows",
+            ),
+            Sample(
+                (distinct(rng, (3, 4)),),
+                {"dim": 1, "index": np.array([3]), "number": -1.5},
+                "column",
+                ("T",),
+            ),
+            Sample(
+                (distinct(rng, (2, 5)),),
+                {"dim": 1, "index": np.array([1, 4]), "number": 2.0},
+                "strided",
+                ("S",),
+            ),
             Sample((np.array(1.5), np.array(-0.5)), {"dim": 0, "index": np.array(0)}, "0d"),
-            Sample((distinct(rng, (1,)), np.array(3.0)), {"dim": 0, "index": np.array([0])}, "size1"),
-            Sample((distinct(rng, (3, 2)), np.array(1.0)), {"dim": 0, "index": np.zeros(0, np.int64)}, "empty_index"),
+            Sample(
+                (distinct(rng, (1,)), np.array(3.0)), {"dim": 0, "index": np.array([0])}, "size1"
+            ),
+            Sample(
+                (distinct(rng, (3, 2)), np.array(1.0)),
+                {"dim": 0, "index": np.zeros(0, np.int64)},
+                "empty_index",
+            ),
             Sample((np.zeros((0, 3)), np.array(1.0)), {"dim": 1, "index": np.array([2])}, "empty"),
         ],
     )
@@ -231,11 +317,22 @@ register(
         lambda x, s, mask: x.masked_scatter(tg.tensor(mask), s),
         _masked_scatter_reference,
         lambda rng: [
-            Sample((distinct(rng, (3, 4)), distinct(rng, (12,))), {"mask": rng.random((3, 4)) < 0.5}, "matrix"),
-            Sample((distinct(rng, (3, 4)), distinct(rng, (2, 6))), {"mask": rng.random(4) < 0.5}, "broadcast_mask", ("T", "S")),
+            Sample(
+                (distinct(rng, (3, 4)), distinct(rng, (12,))),
+                {"mask": rng.random((3, 4)) < 0.5},
+                "matrix",
+            ),
+            Sample(
+                (distinct(rng, (3, 4)), distinct(rng, (2, 6))),
+                {"mask": rng.random(4) < 0.5},
+                "broadcast_mask",
+                ("T", "S"),
+            ),
             Sample((np.array(1.5), np.array([2.0])), {"mask": np.array(True)}, "0d"),
             Sample((distinct(rng, (1,)), distinct(rng, (1,))), {"mask": np.array([True])}, "size1"),
-            Sample((np.zeros((0, 3)), distinct(rng, (2,))), {"mask": np.zeros((0, 3), bool)}, "empty"),
+            Sample(
+                (np.zeros((0, 3)), distinct(rng, (2,))), {"mask": np.zeros((0, 3), bool)}, "empty"
+            ),
         ],
         errors=(
             ErrorInput(
@@ -251,13 +348,33 @@ register(
 register(
     OpInfo(
         "index_put_accumulate",
-        lambda x, v, rows, cols: x.index_put((tg.tensor(rows), tg.tensor(cols)), v, accumulate=True),
+        lambda x, v, rows, cols: x.index_put(
+            (tg.tensor(rows), tg.tensor(cols)), v, accumulate=True
+        ),
         lambda x, v, rows, cols: (lambda out: (np.add.at(out, (rows, cols), v), out)[1])(x.copy()),
         lambda rng: [
-            Sample((distinct(rng, (3, 4)), distinct(rng, (3,))), {"rows": np.array([0, 2, 0]), "cols": np.array([1, 1, 1])}, "repeated"),
-            Sample((distinct(rng, (3, 4)), np.array(0.5)), {"rows": np.array([1, 2]), "cols": np.array([0, 3])}, "0d_value", ("T",)),
-            Sample((distinct(rng, (2, 5)), distinct(rng, (1,))), {"rows": np.array([1]), "cols": np.array([4])}, "size1", ("S",)),
-            Sample((distinct(rng, (2, 3)), np.zeros(0)), {"rows": np.zeros(0, np.int64), "cols": np.zeros(0, np.int64)}, "empty"),
+            Sample(
+                (distinct(rng, (3, 4)), distinct(rng, (3,))),
+                {"rows": np.array([0, 2, 0]), "cols": np.array([1, 1, 1])},
+                "repeated",
+            ),
+            Sample(
+                (distinct(rng, (3, 4)), np.array(0.5)),
+                {"rows": np.array([1, 2]), "cols": np.array([0, 3])},
+                "0d_value",
+                ("T",),
+            ),
+            Sample(
+                (distinct(rng, (2, 5)), distinct(rng, (1,))),
+                {"rows": np.array([1]), "cols": np.array([4])},
+                "size1",
+                ("S",),
+            ),
+            Sample(
+                (distinct(rng, (2, 3)), np.zeros(0)),
+                {"rows": np.zeros(0, np.int64), "cols": np.zeros(0, np.int64)},
+                "empty",
+            ),
         ],
     )
 )

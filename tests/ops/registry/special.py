@@ -23,7 +23,9 @@ def _negative_gamma(rng) -> list[Sample]:
 
 register(OpInfo("erfc", lambda x: x.erfc(), scipy.special.erfc, unary_samples(_within(-3, 3))))
 register(
-    OpInfo("erfinv", lambda x: tg.erfinv(x), scipy.special.erfinv, unary_samples(_within(-0.9, 0.9)))
+    OpInfo(
+        "erfinv", lambda x: tg.erfinv(x), scipy.special.erfinv, unary_samples(_within(-0.9, 0.9))
+    )
 )
 register(
     OpInfo(
@@ -56,7 +58,9 @@ register(
         "i1",  # i0's slope (its VJP, recorded): no method of its own, as PyTorch's special.i1
         lambda x: _apply(ops.I1(), x),
         scipy.special.i1,
-        unary_samples(_within(-3, 3), extra=lambda rng: [Sample((np.array([0.0, 1e-9]),), desc="at_0")]),
+        unary_samples(
+            _within(-3, 3), extra=lambda rng: [Sample((np.array([0.0, 1e-9]),), desc="at_0")]
+        ),
     )
 )
 register(

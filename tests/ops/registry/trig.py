@@ -49,5 +49,7 @@ register(
     )
 )
 register(
-    OpInfo("atan2_number", lambda y: tg.atan2(y, 0.5), lambda y: np.arctan2(y, 0.5), unary_samples())
+    OpInfo(
+        "atan2_number", lambda y: tg.atan2(y, 0.5), lambda y: np.arctan2(y, 0.5), unary_samples()
+    )
 )
