@@ -15,6 +15,7 @@ import pytest
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
 from tensorgrad.autograd import gradcheck
+from tensorgrad.core.node import Node
 
 _RNG = np.random.default_rng(7)
 M = _RNG.standard_normal((3, 4))
@@ -561,10 +562,10 @@ def test_einsum_is_a_few_matmuls():
     names, stack, seen = set(), [out.grad_fn], set()
     while stack:
         node = stack.pop()
-        if node is None or id(node) in seen or not isinstance(node, tg.ops.Op):
+        if node is None or id(node) in seen or not isinstance(node, Node):
             continue
         seen.add(id(node))
-        names.add(node.name)
+        names.add(node.op.name)
         stack.extend(node.parents or ())
     assert "matmul" in names and names <= {"matmul", "reshape", "transpose", "broadcastto"}
 
