@@ -619,6 +619,7 @@ class MathMethods:
 
     def frac(self) -> Any:
         """``x − trunc(x)``: the gradient passes unchanged, as in PyTorch."""
+        _floating_kernel("frac", self)
         return self - self.trunc()
 
     def fix(self) -> Any:
@@ -677,6 +678,7 @@ class MathMethods:
         return out
 
     def hypot(self, other: Any) -> Any:
+        _floating_kernel("hypot", self, other)
         x, y = _float_operands(self, other)
         return (x * x + y * y).sqrt()
 
@@ -709,7 +711,8 @@ class MathMethods:
                 f"heaviside is not yet implemented for tensors with different dtypes: "
                 f"{self.dtype} and {other.dtype}"
             )
-        return wrap(np.heaviside(self._data, other._data).astype(self.dtype))
+        data = self._data  # PyTorch's rule: ``values`` at 0, else ``x > 0`` (0 for NaN)
+        return wrap(np.where(data == 0, other._data, data > 0).astype(self.dtype))
 
     def nextafter(self, other: Any) -> Any:
         """The next representable float after x towards ``other``; the gradient passes to x
@@ -743,7 +746,8 @@ class MathMethods:
 
     def lerp(self, end: Any, weight: Any) -> Any:
         """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
-        end = engine.as_tensor(end) if not isinstance(end, engine.Tensor) else end
+        if not isinstance(end, engine.Tensor):
+            raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
         if end.dtype != self.dtype:
             raise RuntimeError(
                 f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
@@ -947,8 +951,10 @@ class MathMethods:
         """The sum of a matrix's main diagonal."""
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         diagonal = self.diagonal()
-        return diagonal.sum(dtype=np.int64) if self.dtype.kind in "biu" else diagonal.sum()
+        return diagonal.sum(dtype=np.int64) if self.dtype.kind in "iu" else diagonal.sum()
 
     # ----------------------------------------------------------------- more products
     def mv(self, vec: Any) -> Any:
@@ -1133,6 +1139,14 @@ def _float_operands(x: Any, y: Any) -> tuple[Any, Any]:
     x = engine._cast(x, dtype)
     y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
     return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
+
+
+def _floating_kernel(name: str, *operands: Any) -> None:
+    """PyTorch has no integer kernel for ``name``: refuse integer and bool operands as it
+    does, by name (NumPy would compute something)."""
+    dtype = backend.result_type(*(_raw(engine.operand(v)) for v in operands))
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
 
 
 def _float_binary(op_type: Any, x: Any, y: Any) -> Any:

@@ -724,20 +724,33 @@ def _broadcast(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         raise RuntimeError(f"{name}: shapes {list(map(tuple, shapes))} do not broadcast") from exc
 
 
+#: how PyTorch checks each function's index: (negative indices count from the end, the
+#: error type for one out of range)
+_INDEX_RULES = {
+    "index_add": (False, RuntimeError),
+    "index_copy": (False, IndexError),
+    "index_fill": (True, IndexError),
+}
+
+
 def _along(x: Any, dim: int, index: Any, source: Any, name: str) -> tuple[Any, ...]:
     """The index ``(:, …, index)`` that ``index_add``/``index_copy``/``index_fill`` address
-    along ``dim``, checked: a 0-D or 1-D integer index within the dimension, and a source of
-    ``x``'s shape with ``len(index)`` along ``dim``."""
+    along ``dim``, checked as PyTorch checks it: a 0-D or 1-D integer index within the
+    dimension (negative ones only for ``index_fill``), and a source of ``x``'s shape with
+    ``len(index)`` along ``dim``."""
     axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
     indices = _index_array(index, name)
     if indices.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, got shape {indices.shape}")
     indices = indices.reshape(-1)
     length = x.shape[axis] if x.ndim else 1
-    if indices.size and (indices.min() < -length or indices.max() >= length):
+    negative, error = _INDEX_RULES[name]
+    lowest = -length if negative else 0
+    if indices.size and (indices.min() < lowest or indices.max() >= length):
         bad = int(indices.max() if indices.max() >= length else indices.min())
-        raise RuntimeError(f"{name}(): index {bad} is out of bounds for dimension {axis} with "
-                           f"size {length}")  # fmt: skip
+        raise error(
+            f"{name}(): index {bad} is out of bounds for dimension {axis} with size {length}"
+        )
     if source is not None:
         expected = list(x.shape or (1,))
         expected[axis] = indices.size

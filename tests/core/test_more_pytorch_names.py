@@ -97,8 +97,9 @@ CASES: list[tuple[str, Callable[..., Any], tuple]] = [
     (
         "heaviside",
         lambda lib, x, v: x.detach().heaviside(v.detach()),
-        (np.array([-1.0, 0.0, 2.0]), np.array([0.5])),
+        (np.array([-1.0, 0.0, 2.0, np.nan]), np.array([0.5])),
     ),
+    ("index_fill_negative_index", lambda lib, x: x.index_fill(0, lib.tensor([-1]), 2.0), (M,)),
     ("nextafter", lambda lib, x, y: lib.nextafter(x, y), (M, M * 0)),
     ("float_power", lambda lib, x, y: (x.float_power(2), lib.float_power(x, y)), (P, M)),
     ("float_power_int", lambda lib, x: x.float_power(2), (INTS,)),
@@ -515,6 +516,15 @@ CASES: list[tuple[str, Callable[..., Any], tuple]] = [
         ),
         (M,),
     ),
+    (
+        "hardtanh_threshold_ints",
+        lambda lib, i: (
+            fn_of(lib).hardtanh(i),
+            fn_of(lib).relu6(i * 2),
+            fn_of(lib).threshold(i, 0, 9),
+        ),
+        (INTS,),
+    ),
     ("logsigmoid_mish", lambda lib, x: (fn_of(lib).logsigmoid(x * 30), fn_of(lib).mish(x)), (M,)),
     (
         "selu_celu",
@@ -695,6 +705,10 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("remainder_int_by_zero", lambda lib: lib.tensor(INTS).remainder(0)),
     ("bitwise_of_floats", lambda lib: lib.tensor(M).bitwise_and(lib.tensor(M))),
     ("bitwise_not_of_floats", lambda lib: lib.tensor(M).bitwise_not()),
+    ("hypot_of_ints", lambda lib: lib.hypot(lib.tensor([3]), lib.tensor([4]))),
+    ("frac_of_ints", lambda lib: lib.tensor(INTS).frac()),
+    ("trace_of_bool", lambda lib: lib.tensor(MASK[:, :3]).trace()),
+    ("lerp_number_end", lambda lib: lib.lerp(lib.tensor(M), 3.0, 0.5)),
     ("polygamma_negative_n", lambda lib: lib.polygamma(-1, lib.tensor(P))),
     (
         "heaviside_mixed_dtypes",
@@ -724,6 +738,19 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
         "index_add_wrong_source",
         lambda lib: lib.tensor(M).index_add(0, lib.tensor([0, 1]), lib.tensor(M[:1])),
     ),
+    (
+        "index_add_negative_index",
+        lambda lib: lib.tensor(M).index_add(0, lib.tensor([-1]), lib.tensor(M[:1])),
+    ),
+    (
+        "index_copy_negative_index",
+        lambda lib: lib.tensor(M).index_copy(0, lib.tensor([-1]), lib.tensor(M[:1])),
+    ),
+    (
+        "index_copy_out_of_bounds",
+        lambda lib: lib.tensor(M).index_copy(0, lib.tensor([3]), lib.tensor(M[:1])),
+    ),
+    ("index_fill_out_of_bounds", lambda lib: lib.tensor(M).index_fill(0, lib.tensor([3]), 1.0)),
     (
         "index_add_2d_index",
         lambda lib: lib.tensor(M).index_add(0, lib.tensor([[0]]), lib.tensor(M[:1])),

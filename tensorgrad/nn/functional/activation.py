@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.core.engine import apply, apply_inplace, as_tensor
+from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
 
@@ -76,6 +76,8 @@ def _between(x: Tensor, low: float, high: float) -> Tensor:
     """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
     0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
     data = x._data
+    if data.dtype.kind != "f":  # no gradient to shape: PyTorch keeps the integer dtype
+        return wrap(np.clip(data, low, high).astype(data.dtype))
     inside = (data > low) & (data < high)
     return where(inside, x, x.detach().clamp(low, high))
 
