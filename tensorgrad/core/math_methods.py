@@ -623,10 +623,12 @@ class MathMethods:
         return self - self.trunc()
 
     def fix(self) -> Any:
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trunc_cpu\" not implemented for 'Bool'")
         return self.trunc()
 
     def sgn(self) -> Any:
-        return self.sign()
+        return self.clone() if self.dtype == np.bool_ else self.sign()
 
     def signbit(self) -> Any:
         return wrap(np.signbit(self._data))
@@ -684,12 +686,14 @@ class MathMethods:
 
     def logaddexp(self, other: Any) -> Any:
         """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
+        _floating_kernel("logaddexp", self, other)
         x, y = _float_operands(self, other)
         shift = np.maximum(_raw(x), _raw(y))
         shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
         return ((x - shift).exp() + (y - shift).exp()).log() + shift
 
     def logaddexp2(self, other: Any) -> Any:
+        _floating_kernel("logaddexp2", self, other)
         return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
 
     def xlogy(self, other: Any) -> Any:
@@ -718,6 +722,7 @@ class MathMethods:
         """The next representable float after x towards ``other``; the gradient passes to x
         unchanged, as PyTorch's."""
         other = engine.as_tensor(other)
+        _floating_kernel("nextafter", self, other)
         dtype = backend.result_type(self._data, other._data)
         x = engine._cast(self, dtype)
         after = np.nextafter(x._data, other._data.astype(dtype))
@@ -875,8 +880,8 @@ class MathMethods:
     def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
         """Running products along ``dim``; exact gradients also where elements are 0."""
         x = self if dtype is None else self.to(dtype)
-        if x.dtype == np.bool_:
-            x = x.long()
+        if x.dtype.kind in "biu" and x.dtype != np.int64 and dtype is None:
+            x = x.long()  # PyTorch's integer products are int64 (NumPy's uint8 ones uint64)
         return apply(ops.Cumprod(dim), x)
 
     def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
@@ -884,6 +889,7 @@ class MathMethods:
 
     @numpy_names
     def logcumsumexp(self, dim: int) -> Any:
+        _floating_kernel("logcumsumexp", self)
         return apply(ops.LogCumSumExp(dim), _floating_input(self))
 
     @numpy_names
@@ -937,6 +943,8 @@ class MathMethods:
         x = self if dtype is None else self.to(dtype)
         if x.dtype.kind == "f":
             x = functions.where(np.isnan(x._data), 0.0, x)
+        elif dtype is None and x.dtype != np.int64:
+            x = x.long()  # PyTorch sums integers and bools in int64
         return x.sum(dim, keepdim)
 
     @numpy_names
@@ -1178,7 +1186,7 @@ def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
     if dtype.kind not in "biu":
         raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
     if name.endswith("shift") and dtype == np.bool_:
-        dtype = np.dtype(np.int64) if x.dtype == np.bool_ else x.dtype
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
     return wrap(np.asarray(ufunc(x._data.astype(dtype, copy=False), np.asarray(other, dtype))))
 
 
