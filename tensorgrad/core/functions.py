@@ -315,14 +315,21 @@ def _einsum_pair(
                        for i, ch in enumerate(order))  # fmt: skip
         return t if t.shape == target else t.expand(*target)
 
-    a = arrange(a, la, batch + free_a + summed)
-    b = arrange(b, lb, batch + summed + free_b)
+    # a matrix stored the other way round (b as (batch, free, summed), as in q·kᵀ) goes to
+    # the product as a transposed view, which matmul takes as it is: no copy
+    a_swapped = la == batch + summed + free_a and bool(summed) and bool(free_a)
+    b_swapped = lb == batch + free_b + summed and bool(summed) and bool(free_b)
+    a = arrange(a, la, batch + (summed + free_a if a_swapped else free_a + summed))
+    b = arrange(b, lb, batch + (free_b + summed if b_swapped else summed + free_b))
     nb = math.prod(sizes[ch] for ch in batch)
-    na = math.prod(a.shape[len(batch) : len(batch) + len(free_a)])
     nk = math.prod(sizes[ch] for ch in summed)
-    nf = math.prod(b.shape[len(batch) + len(summed) :])
-    product = a.reshape(nb, na, nk) @ b.reshape(nb, nk, nf)
-    shape = (*a.shape[: len(batch) + len(free_a)], *b.shape[len(batch) + len(summed) :])
+    free_a_shape = a.shape[len(batch) + (len(summed) if a_swapped else 0) :][: len(free_a)]
+    free_b_shape = b.shape[len(batch) + (0 if b_swapped else len(summed)) :][: len(free_b)]
+    na, nf = math.prod(free_a_shape), math.prod(free_b_shape)
+    left = a.reshape(nb, nk, na).transpose(1, 2) if a_swapped else a.reshape(nb, na, nk)
+    right = b.reshape(nb, nf, nk).transpose(1, 2) if b_swapped else b.reshape(nb, nk, nf)
+    product = left @ right
+    shape = (*a.shape[: len(batch)], *free_a_shape, *free_b_shape)
     return product.reshape(shape), batch + free_a + free_b
 
 

@@ -43,6 +43,8 @@ register(
         _samples(
             ("batched_matmul", [(2, 3, 4), (2, 4, 5)], {"eq": "bij,bjk->bik"}, "TC"),
             ("attention", [(2, 2, 3, 4), (2, 2, 5, 4)], {"eq": "bhqd,bhkd->bhqk"}, "CS"),
+            ("left_stored_transposed", [(3, 2), (3, 4)], {"eq": "ji,jk->ik"}, "CC"),
+            ("both_stored_transposed", [(3, 2), (4, 3)], {"eq": "ji,kj->ik"}, "CT"),
             ("trace", [(3, 3)], {"eq": "ii"}, "C"),
             ("diagonal", [(3, 3, 2)], {"eq": "iij->ji"}, "C"),
             ("outer_implicit", [(3,), (4,)], {"eq": "i,j"}, "CC"),
