@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, normalize_axis, shape_of
+from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
 
 
 def _reverse_cumsum(a, axis: int):
@@ -31,21 +31,39 @@ class Cumprod(Op):
     def backward(self, grad, out, x):
         if not np.ndim(x) or not np.size(x):
             return (grad,)
-        x, out, grad = (np.asarray(a) for a in (x, out, grad))
         axis = self.axis
-        zero = x == 0
+        # the masks come from x's values (constants); the arithmetic runs on arrays, or on
+        # Tensors when the backward is recorded (create_graph), by the same code
+        values = np.asarray(x)
+        zero = values == 0
         if not zero.any():
             return (_reverse_cumsum(grad * out, axis) / x,)
+        if not isinstance(x, np.ndarray):
+            return (self._recorded_vjp_at_zeros(grad, x),)
         seen = np.cumsum(zero, axis=axis)  # zeros so far, this element included
         before = seen == 0
         first = zero & (seen == 1)
         safe = np.where(before, x, 1)
         result = np.where(before, _reverse_cumsum(grad * out, axis) / safe, 0)
         # at the first zero: Σ_{j ≥ z} g_j · Π_{i ≤ j, i ≠ z} x_i, the zero replaced by 1
-        ones_at_first = np.where(first, 1, x)
-        partial = np.cumprod(ones_at_first, axis=axis) * (seen >= 1)
+        partial = call(Cumprod, np.where(first, 1, x), axis=axis) * (seen >= 1)
         at_first = (grad * partial).sum(axis=axis, keepdims=True)
-        return (np.where(first, at_first, result).astype(grad.dtype, copy=False),)
+        return (np.where(first, at_first, result),)
+
+    def _recorded_vjp_at_zeros(self, grad, x):
+        """On Tensors with zeros, the VJP as the definition, ``Σ_{j ≥ k} g_j Π_{i ≤ j, i ≠ k}
+        x_i``, through the running products of n copies of each slice (copy k with x_k set
+        to 1): quadratic in the slice's length, but every dependence on x is recorded, so
+        second derivatives are exact at the zeros too."""
+        axis = self.axis
+        xs = np.swapaxes(x, axis, -1)
+        gs = np.swapaxes(grad, axis, -1)
+        n = np.shape(xs)[-1]
+        copies = np.where(np.eye(n, dtype=bool), 1, xs[..., None, :])  # [..., k, j]
+        products = call(Cumprod, copies, axis=-1)
+        later = np.triu(np.ones((n, n), dtype=bool))  # j ≥ k
+        result = (gs[..., None, :] * products * later).sum(axis=-1)
+        return np.swapaxes(result, axis, -1)
 
 
 class LogCumSumExp(Op):
@@ -67,8 +85,12 @@ class LogCumSumExp(Op):
     def backward(self, grad, out, x):
         if not np.ndim(x) or not np.size(x):
             return (grad,)
-        x, out, grad = (np.asarray(a) for a in (x, out, grad))
         axis = self.axis
+        if not isinstance(x, np.ndarray):  # on Tensors (create_graph): the formula recorded,
+            # shifted by the largest output (a constant) so that the exponentials stay finite
+            shift = np.max(np.asarray(out), axis=axis, keepdims=True)
+            weights = _reverse_cumsum(grad * np.exp(shift - out), axis)
+            return (weights * np.exp(x - shift),)
         with np.errstate(divide="ignore", invalid="ignore"):
             result = np.zeros_like(grad)
             for sign in (1.0, -1.0):

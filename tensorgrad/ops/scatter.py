@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, normalize_axis, shape_of, sum_to
-from tensorgrad.ops.index import _check_index, _full_index
+from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
+from tensorgrad.ops.index import IndexAdd, _check_index, _full_index
 
 
 def scatter_positions(
@@ -72,41 +72,65 @@ class ScatterReduce(Op):
         return out.reshape(shape)
 
     def backward(self, grad, out, x, src):
+        # which elements took part, and the counts, come from the values (constants); the
+        # gradient's arithmetic runs on arrays, or on Tensors when recorded (create_graph)
         nx, nsrc = self.needs_input_grad
         shape = shape_of(x)
-        g = np.asarray(grad).reshape(shape or (1,))
-        result = np.asarray(out).reshape(shape or (1,))
-        x1 = np.asarray(x).reshape(shape or (1,))
-        picked = self._src(np.asarray(src))
-        landed = self._landed(shape).reshape(result.shape)
-        self_in = np.ones(result.shape, bool) if self.include_self else landed == 0
+        flat_shape = shape or (1,)
+        g = grad.reshape(flat_shape)
+        result = np.asarray(out).reshape(flat_shape)
+        x_values = np.asarray(x).reshape(flat_shape)
+        src_values = self._src(np.asarray(src))
+        landed = self._landed(shape).reshape(flat_shape)
+        self_in = np.ones(flat_shape, bool) if self.include_self else landed == 0
+        p = self.positions
         if self.reduce == "prod":
-            zeros = np.where(self_in & (x1 == 0), 1, 0)
-            np.add.at(zeros, self.positions, (picked == 0).astype(np.int64))
-            nonzero = np.where(self_in & (x1 != 0), x1, 1).astype(result.dtype)
-            np.multiply.at(nonzero, self.positions, np.where(picked == 0, 1, picked))
-
-            def others(values, zero_count, nonzero_product, total):
-                safe = np.where(values == 0, 1, values)
-                return np.where(
-                    values == 0, np.where(zero_count == 1, nonzero_product, 0), total / safe
-                )
-
-            dx = g * np.where(self_in, others(x1, zeros, nonzero, result), 0)
-            p = self.positions
-            dsrc = g[p] * others(picked, zeros[p], nonzero[p], result[p])
+            dx, dsrc = self._product_vjp(g, out, x, src, x_values, src_values, self_in)
         else:
-            wins_self = self_in & (x1 == result)
+            wins_self = self_in & (x_values == result)
             count = wins_self.astype(np.int64)
-            wins_src = picked == result[self.positions]
-            np.add.at(count, self.positions, wins_src.astype(np.int64))
-            share = g / np.maximum(count, 1)
+            wins_src = src_values == result[p]
+            np.add.at(count, p, wins_src.astype(np.int64))
+            share = g / np.maximum(count, 1).astype(result.dtype)
             dx = share * wins_self
-            dsrc = share[self.positions] * wins_src
+            dsrc = share[p] * wins_src
         dsrc_full = None
         if nsrc:
             src_shape = shape_of(src) or (1,)
-            dsrc_full = np.zeros(src_shape, dtype=np.asarray(grad).dtype)
-            dsrc_full[tuple(slice(n) for n in dsrc.shape)] = dsrc
-            dsrc_full = sum_to(dsrc_full.reshape(shape_of(src)), shape_of(src))
+            region = tuple(slice(n) for n in np.shape(src_values))
+            dsrc_full = call(IndexAdd, dsrc, shape=src_shape, index=region).reshape(shape_of(src))
         return (dx.reshape(shape) if nx else None), dsrc_full
+
+    def _product_vjp(self, g, out, x, src, x_values, src_values, self_in):
+        """Each factor's gradient, ``g ·`` (the product of the others): ``out / factor``
+        where the factor is not 0; where it is, the product of the other factors, which is
+        the product of the nonzero ones when this is the only zero, else 0."""
+        p = self.positions
+        flat_shape = x_values.shape
+        zeros = np.where(self_in & (x_values == 0), 1, 0)
+        np.add.at(zeros, p, (src_values == 0).astype(np.int64))
+        if not zeros.any():
+            result = out.reshape(flat_shape)
+            x1 = x.reshape(flat_shape)
+            dx = g * np.where(self_in, result / np.where(self_in, x1, 1), 0)
+            picked = (src.reshape(1) if not np.ndim(src) else src)[
+                tuple(slice(n) for n in np.shape(src_values))
+            ]
+            return dx, g[p] * result[p] / picked
+        if not isinstance(g, np.ndarray):
+            raise RuntimeError(
+                "scatter_reduce: second derivatives of reduce='prod' where a factor is 0 are "
+                "not supported (create_graph=True); the first derivative is exact there"
+            )
+        result = np.asarray(out).reshape(flat_shape)
+        nonzero = np.where(self_in & (x_values != 0), x_values, 1).astype(result.dtype)
+        np.multiply.at(nonzero, p, np.where(src_values == 0, 1, src_values))
+
+        def others(values, zero_count, nonzero_product, total):
+            safe = np.where(values == 0, 1, values)
+            return np.where(
+                values == 0, np.where(zero_count == 1, nonzero_product, 0), total / safe
+            )
+
+        dx = g * np.where(self_in, others(x_values, zeros, nonzero, result), 0)
+        return dx, g[p] * others(src_values, zeros[p], nonzero[p], result[p])

@@ -599,3 +599,21 @@ def test_new_layers_have_pytorchs_parameters():
     assert list(tg.nn.InstanceNorm1d(3).state_dict()) == []
     assert math.isclose(tg.nn.CELU(0.5).alpha, 0.5)
     assert repr(tg.nn.Hardtanh(-2.0, 2.0)) == "Hardtanh(min_val=-2.0, max_val=2.0)"
+
+
+def test_scatter_reduce_prod_gradient_at_zeros_is_exact():
+    """Each factor's gradient is the product of the others, also where some are 0."""
+    x = tg.tensor([2.0, 0.0, 3.0], dtype=tg.float64, requires_grad=True)
+    src = tg.tensor([0.0, 1.5, 2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    out = x.scatter_reduce(0, tg.tensor([0, 0, 1, 0]), src, "prod")
+    np.testing.assert_allclose(out.detach().numpy(), [0.0, 0.0, 3.0])
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.0, 1.0])  # at 0: 0·1.5·3; 2; nothing
+    np.testing.assert_allclose(src.grad.numpy(), [9.0, 0.0, 0.0, 0.0])  # 2·1.5·3 for the zero
+
+
+def test_cumprod_second_derivative_at_zeros():
+    x = tg.tensor(
+        [[1.5, 0.0, 2.0, -1.0], [0.0, 2.0, 0.0, 3.0]], dtype=tg.float64, requires_grad=True
+    )
+    assert tg.autograd.gradgradcheck(lambda t: t.cumprod(1), [x])

@@ -63,7 +63,6 @@ register(
             ]
         ),
         errors=(_dim_error("cumprod"),),
-        second_order="its VJP runs on arrays (zeros need an index of the first zero)",
     )
 )
 register(
@@ -75,7 +74,6 @@ register(
             lambda rng, s: uniform(rng, s, -5, 5), extra=[("wide", [-30.0, 0.0, 20.0, -5.0], 0)]
         ),
         errors=(_dim_error("logcumsumexp"),),
-        second_order="its VJP runs on arrays (in log space, positive and negative parts apart)",
     )
 )
 _ = scipy.special  # SciPy's logsumexp is the reference of the reductions; here NumPy's suffices

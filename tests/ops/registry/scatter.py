@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 import tensorgrad as tg
-from tests.ops.registry.core import ErrorInput, OpInfo, Sample, distinct, exempt, register
+from tests.ops.registry.core import (
+    PIECEWISE_LINEAR,
+    ErrorInput,
+    OpInfo,
+    Sample,
+    distinct,
+    exempt,
+    register,
+)
 
 _INDEX = np.array([[0, 1, 2, 0], [2, 0, 2, 1]])
 
@@ -103,13 +111,7 @@ for _reduce in ("prod", "amax", "amin", "sum", "mean"):
                         "index_out_of_bounds",
                     ),
                 ),
-                second_order=""
-                if _reduce in ("sum", "mean")
-                else (
-                    "its VJP runs on arrays"
-                    if _reduce == "prod"
-                    else "piecewise linear: the second derivative is 0 wherever it is defined"
-                ),
+                second_order="" if _reduce in ("sum", "mean", "prod") else PIECEWISE_LINEAR,
             )
         )
 
