@@ -336,6 +336,8 @@ def _einsum_pair(
 def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     """Sum the products over ``dims``: the last ``dims`` of ``a`` with the first of ``b``,
     or the listed pairs ``([a dims], [b dims])``."""
+    if out is not None:
+        raise NotImplementedError("tensordot: out= is not supported; use the returned tensor")
     a, b = as_tensor(a), as_tensor(b)
     if isinstance(dims, engine.Tensor):
         dims = dims._data.tolist()

@@ -206,5 +206,7 @@ def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None
 ) -> Tensor:
     """``x / max(‖x‖_p, eps)`` along ``dim``."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported; use the returned tensor")
     x = input if isinstance(input, Tensor) else as_tensor(input)
     return x / x.norm(p, dim, keepdim=True).clamp_min(eps)
