@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, shape_of, sum_to
+from tensorgrad.ops import object_arrays
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 def _check_divisor(name: str, x, y) -> None:
@@ -28,6 +29,13 @@ class Remainder(Op):
             sum_to(-grad * np.floor(x / y), shape_of(y)) if ny else None,
         )
 
+    def scalar_forward(self, x, y):
+        return _with_constant_quotient(np.floor, x, y)
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty * np.floor(x / y))
+
 
 class Fmod(Op):
     def forward(self, x, y):
@@ -40,3 +48,16 @@ class Fmod(Op):
             sum_to(grad, shape_of(x)) if nx else None,
             sum_to(-grad * np.trunc(x / y), shape_of(y)) if ny else None,
         )
+
+    def scalar_forward(self, x, y):
+        return _with_constant_quotient(np.trunc, x, y)
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty * np.trunc(x / y))
+
+
+def _with_constant_quotient(rounding, x, y):
+    """``x − q·y`` on scalar values, the rounded quotient q a constant (from the values)."""
+    quotient = rounding(object_arrays.values_of(x) / object_arrays.values_of(y))
+    return object_arrays.objects(x - object_arrays.objects(quotient * y))

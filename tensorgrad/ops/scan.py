@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
 
 
@@ -49,6 +50,21 @@ class Cumprod(Op):
         partial = call(Cumprod, np.where(first, 1, x), axis=axis) * (seen >= 1)
         at_first = (grad * partial).sum(axis=axis, keepdims=True)
         return (np.where(first, at_first, result),)
+
+    def jvp(self, tangents, out, x):
+        (t,) = tangents
+        if not np.ndim(x) or not np.size(x):
+            return t
+        axis = self.axis
+        if not (x == 0).any():
+            return out * np.cumsum(t / x, axis=axis)
+        # d out_j = Σ_{k ≤ j} Π_{i ≤ j} (x with x_k replaced by t_k)_i, one copy per k
+        xs, ts = np.swapaxes(x, axis, -1), np.swapaxes(t, axis, -1)
+        n = xs.shape[-1]
+        eye = np.eye(n, dtype=bool)
+        copies = np.where(eye, ts[..., None, :], xs[..., None, :])  # [..., k, j]
+        earlier = np.triu(np.ones((n, n), dtype=bool))  # k ≤ j
+        return np.swapaxes((np.cumprod(copies, axis=-1) * earlier).sum(axis=-2), axis, -1)
 
     def _recorded_vjp_at_zeros(self, grad, x):
         """On Tensors with zeros, the VJP as the definition, ``Σ_{j ≥ k} g_j Π_{i ≤ j, i ≠ k}
@@ -99,3 +115,21 @@ class LogCumSumExp(Op):
                 reverse = np.flip(np.logaddexp.accumulate(np.flip(logs, axis), axis=axis), axis)
                 result = result + sign * np.exp(reverse + x)
         return (result,)
+
+    def scalar_forward(self, x):
+        self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
+        if not np.ndim(x) or not np.size(x):
+            return object_arrays.objects(np.array(x, dtype=object, copy=True))
+        shift = float(object_arrays.values_of(x).max())
+        exps = object_arrays.objects(np.exp(object_arrays.objects(x - shift)))
+        return object_arrays.objects(
+            np.log(object_arrays.objects(np.cumsum(exps, axis=self.axis))) + shift
+        )
+
+    def jvp(self, tangents, out, x):
+        (t,) = tangents
+        if not np.ndim(x) or not np.size(x):
+            return t
+        shift = np.max(x, axis=self.axis, keepdims=True)
+        shift = np.where(np.isfinite(shift), shift, 0)
+        return np.cumsum(t * np.exp(x - shift), axis=self.axis) * np.exp(shift - out)

@@ -134,3 +134,32 @@ class ScatterReduce(Op):
 
         dx = g * np.where(self_in, others(x_values, zeros, nonzero, result), 0)
         return dx, g[p] * others(src_values, zeros[p], nonzero[p], result[p])
+
+    def jvp(self, tangents, out, x, src):
+        """The output's tangent: for amax/amin the mean tangent of the elements equal to the
+        result; for prod Σ over the factors of (their tangent · the product of the others)."""
+        tx, tsrc = tangents
+        shape = shape_of(x)
+        flat_shape = shape or (1,)
+        result = np.asarray(out).reshape(flat_shape)
+        x_values = np.asarray(x).reshape(flat_shape)
+        src_values = self._src(np.asarray(src))
+        landed = self._landed(shape).reshape(flat_shape)
+        self_in = np.ones(flat_shape, bool) if self.include_self else landed == 0
+        p = self.positions
+        tx = np.zeros(flat_shape) if tx is None else np.reshape(tx, flat_shape)
+        ts = np.zeros(src_values.shape) if tsrc is None else self._src(tsrc)
+        if self.reduce == "prod":
+            # the VJP's weights are ∂out/∂factor: the same numbers carry the tangents
+            ones = np.ones(flat_shape, dtype=result.dtype)
+            dx, dsrc = self._product_vjp(ones, out, x, src, x_values, src_values, self_in)
+            total = tx * dx
+            np.add.at(total, p, ts * dsrc)
+            return np.where(self_in | (landed > 0), total, tx).reshape(shape)
+        wins_self = self_in & (x_values == result)
+        count = wins_self.astype(np.int64)
+        wins_src = src_values == result[p]
+        np.add.at(count, p, wins_src.astype(np.int64))
+        total = tx * wins_self
+        np.add.at(total, p, ts * wins_src)
+        return (total / np.maximum(count, 1)).reshape(shape)
