@@ -241,7 +241,11 @@ def _tangent_or_zeros(tensor: Tensor) -> tuple[Tensor, Tensor]:
 
 # --------------------------------------------------------------------------- vjp, jvp
 def vjp(
-    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict=False
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), vᵀ·J)``: the vector-Jacobian product at ``inputs``, one backward.
     ``v`` is shaped like ``func``'s output (may be omitted for a one-element output)."""
@@ -273,7 +277,11 @@ def vjp(
 
 
 def jvp(
-    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict=False
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), J·v)``: the Jacobian-vector product at ``inputs``. ``v`` is shaped
     like the inputs (may be omitted for a one-element input). One forward pass with tangents;
@@ -524,7 +532,11 @@ def _hessian_products_prologue(func, inputs, v, create_graph, strict, fn_name):
 
 
 def vhp(
-    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict=False
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), vᵀ·H)`` for a one-element ``func``: the VJP of its gradient (two
     backward sweeps, the second through the first)."""
@@ -544,7 +556,11 @@ def vhp(
 
 
 def hvp(
-    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict=False
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), H·v)`` for a one-element ``func``. Forward over reverse: the gradient
     is recorded with ``v`` as the inputs' tangent, and ``H·v`` is the gradient's tangent (one
