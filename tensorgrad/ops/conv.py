@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, shape_of
+from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, shape_of
 from tensorgrad.ops.im2col import Im2col
 from tensorgrad.ops.windows import (
     Padding,
@@ -161,6 +161,8 @@ class Unfold(_Window):
     def backward(self, grad, out, x):
         return (call(Fold, grad, output_size=shape_of(x)[2:], **self._params()),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class Fold(_Window):
     """col2im, the adjoint of ``Unfold``: (N, C·kH·kW, L) → (N, C, H, W), adding every column
@@ -206,6 +208,8 @@ class Fold(_Window):
 
     def backward(self, grad, out, cols):
         return (call(Unfold, grad, **self._params()),)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
 # --------------------------------------------------------------------------- convolution
@@ -290,6 +294,16 @@ class Conv2d(Op):
         out_hw = self._geometry(x, weight, None)
         return Im2col(padded_x, weight, out_hw, self.stride, self.dilation, self.groups)
 
+    def jvp(self, tangents, out, x, weight, bias=None):
+        """Bilinear in (x, weight), plus the bias: conv(ẋ, W) + conv(x, Ẇ) + ḃ."""
+        tx, tw, tb = (*tangents, None, None)[:3]
+        plain = Conv2d(self.stride, self.padding, self.dilation, self.groups)
+        return add_tangents(
+            None if tx is None else plain.forward(tx, weight),
+            None if tw is None else plain.forward(x, tw),
+            None if tb is None else tb.reshape(1, -1, 1, 1),
+        )
+
     def _recorded_backward(self, grad, x, weight, bias):
         """The VJP composed of recorded ops (on Tensors, for ``create_graph``)."""
         needs = self.needs_input_grad
@@ -360,3 +374,6 @@ class ConstantPad(Op):
 
     def backward(self, grad, out, x):
         return (call(ConstantPad, grad, pad=tuple(-p for p in self.pad), value=0.0),)
+
+    def jvp(self, tangents, out, x):
+        return call(ConstantPad, tangents[0], pad=self.pad, value=0.0)  # the fill is constant

@@ -105,6 +105,11 @@ class Conv2dRelu(Conv2d):
         plan.share(work)
         return grads.result()
 
+    def jvp(self, tangents, out, x, weight, bias=None):
+        """The convolution's JVP, masked where the ReLU is off."""
+        t = super().jvp(tangents, out, x, weight, bias)
+        return None if t is None else t * (out > 0)
+
 
 class Conv2dReluMaxPool(Conv2dRelu):
     """``max_pool2d(relu(conv2d(x, weight, bias)), pool)`` as one op, for a max-pool whose
@@ -156,6 +161,13 @@ class Conv2dReluMaxPool(Conv2dRelu):
         pool.forward(z)
         (dz,) = pool.backward(grad, np.asarray(out), z)
         return conv.backward(dz, z, x, weight, bias)
+
+    def jvp(self, tangents, out, x, weight, bias=None):
+        conv, pool = self._parts()  # through the fused ops in turn, on recomputed values
+        z = conv.forward(x, weight, bias)
+        tz = conv.jvp(tangents, z, x, weight, bias)
+        pool.forward(z)
+        return pool.jvp((tz,), out, z)
 
 
 # --------------------------------------------------------------------------- pooled tiles

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad._native import threads
-from tensorgrad.ops.base import Op, call, shape_of
+from tensorgrad.ops.base import Op, call, linear_jvp, shape_of
 from tensorgrad.ops.index import IndexAdd
 from tensorgrad.ops.windows import (
     Pair,
@@ -211,6 +211,15 @@ class MaxPool2d(_Pool):
 
         threads.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
         return (cropped(padded_dx, pads, hw),)
+
+    def jvp(self, tangents, out, x):
+        """Each window's tangent is its winner's (the element backward sends it to)."""
+        _, padded_x, pads = self.saved
+        winners = self._winners(padded_x, out, pads, shape_of(x)[2:])
+        n, c, h, w = shape_of(x)
+        rows = np.arange(n).reshape(n, 1, 1, 1)
+        channels = np.arange(c).reshape(1, c, 1, 1)
+        return tangents[0].reshape(n, c, h * w)[rows, channels, winners]
 
     def _real_mask(self, padded_hw: Pair, pads, hw: Pair) -> np.ndarray | None:
         """Where the padded plane holds input (not padding), or None without padding."""
@@ -422,6 +431,8 @@ class AvgPool2d(_Average):
             call(AvgPool2dBackward, grad, input_size=shape_of(x)[2:], **self._average_params()),
         )
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class AvgPool2dBackward(_Average):
     """The adjoint of ``AvgPool2d``: each output's value, divided as the forward divided,
@@ -454,6 +465,8 @@ class AvgPool2dBackward(_Average):
 
     def backward(self, grad, out, g):
         return (call(AvgPool2d, grad, **self._average_params()),)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
 def _running_sum(out: np.ndarray, views, scale: Any) -> None:
@@ -525,3 +538,5 @@ class AdaptiveAvgPool2d(Op):
             return (np.broadcast_to(spread, (n, c, oh, kh, ow, kw)).reshape((n, c, h, w)),)
         rows, columns = self._matrices((h, w), grad.dtype)
         return ((rows.T @ grad) @ columns,)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
