@@ -17,6 +17,11 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
 ``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
 ``pool``           max, average and adaptive average pooling
+``trig``           inverse trigonometric and hyperbolic functions, atan2
+``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
+``division``       remainder and fmod, with gradients
+``scan``           cumprod and logcumsumexp
+``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
 ``windows``        (helpers) window views, padding and memory layout that conv and pool share
 ``im2col``         (helpers) conv2d's fast path: channels-last im2col in chunks, over threads
 =================  ==========================================================================
@@ -43,6 +48,9 @@ from tensorgrad.ops.base import (
     sum_to,
 )
 from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
+
+# issue 22's missing names: the ops that could not be composed exactly
+from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -82,12 +90,26 @@ from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
+from tensorgrad.ops.scan import Cumprod, LogCumSumExp
+from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
+from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
+from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
 
 __all__ = [
+    "I0",
+    "I1",
     "Abs",
+    # issue 22's missing names
+    "Acos",
+    "Acosh",
     "AdaptiveAvgPool2d",
     "Add",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atan2",
+    "Atanh",
     "AvgPool2d",
     "AvgPool2dBackward",
     "BinaryCrossEntropy",
@@ -101,23 +123,30 @@ __all__ = [
     "Conv2d",
     "CopyIntoView",
     "Cos",
+    "Cosh",
     "CrossEntropy",
+    "Cumprod",
     "Cumsum",
     "Div",
     "Elu",
     "Erf",
+    "Erfc",
+    "Erfinv",
     "Exp",
     "Expm1",
+    "Fmod",
     "Fold",
     "Gather",
     "Gelu",
     "GetItem",
     "IndexAdd",
     "LeakyRelu",
+    "Lgamma",
     "Linear",
     "LinearChain",
     "Log",
     "Log1p",
+    "LogCumSumExp",
     "LogSoftmax",
     "LogSumExp",
     "MatMul",
@@ -132,15 +161,20 @@ __all__ = [
     "Norm",
     "Normalize",
     "Op",
+    "Polygamma",
     "Pow",
     "Prod",
     "Relu",
+    "Remainder",
     "Reshape",
     "ScatterAdd",
+    "ScatterReduce",
     "SetItem",
     "Sigmoid",
     "Silu",
     "Sin",
+    "Sinc",
+    "Sinh",
     "Softmax",
     "Softplus",
     "Sqrt",
@@ -158,6 +192,7 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "replay",
+    "scatter_positions",
     "shape_of",
     "sum_to",
 ]
