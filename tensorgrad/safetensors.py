@@ -24,8 +24,6 @@ extra: ``pip install 'tensorgrad[safetensors]'``), imported on first use. What t
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -33,12 +31,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.core.tensor import Tensor
-from tensorgrad.serialization import (
-    CheckpointError,
-    _create_temporary,
-    _remove_stale_temporaries,
-    _sync_directory,
-)
+from tensorgrad.serialization import CheckpointError, write_atomically
 
 PathLike = str | os.PathLike
 
@@ -107,26 +100,7 @@ def save_file(
         raise ValueError(f"save_file: the metadata key {DIGEST_KEY!r} is tensorgrad's own")
     extra[DIGEST_KEY] = _digest(arrays)
     data = package.save(arrays, metadata=extra)
-    _write_atomically(os.fspath(filename), data)
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    target = os.path.abspath(path)
-    if os.path.isdir(target):
-        raise IsADirectoryError(errno.EISDIR, "cannot save: the target is a directory", path)
-    fd, temporary = _create_temporary(target)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    _sync_directory(os.path.dirname(target))
-    _remove_stale_temporaries(target)
+    write_atomically(filename, data)
 
 
 def _read(filename: PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]]:
