@@ -3,7 +3,7 @@
 other ONNX consumer.
 
 The graph is built from what tensorgrad records in a forward pass (the same graph backward
-walks): :mod:`tensorgrad.onnx.export` runs the model once on copies of ``args`` that require
+walks): :mod:`tensorgrad.onnx.exporter` runs the model once on copies of ``args`` that require
 grad, under ``tg.enable_grad()``, walks the recorded nodes in recording order and asks
 :mod:`tensorgrad.onnx.converters` for each op's ONNX nodes. An op without a mapping raises
 :class:`~tensorgrad.onnx.errors.UnsupportedOperatorError` naming the op and the module that
@@ -12,7 +12,7 @@ ran it: nothing is ever exported wrong. Needs the ``onnx`` package (``pip instal
 """
 
 from tensorgrad.onnx.errors import OnnxExporterError, UnsupportedOperatorError
-from tensorgrad.onnx.export import DEFAULT_OPSET, export, is_in_onnx_export
+from tensorgrad.onnx.exporter import DEFAULT_OPSET, export, is_in_onnx_export
 
 __all__ = [
     "DEFAULT_OPSET",

@@ -1,7 +1,7 @@
 """Each tensorgrad op as ONNX nodes: one small function per op, looked up by the op's exact
 type (a subclass may compute something else, so it needs its own entry).
 
-A converter takes a :class:`~tensorgrad.onnx.export.NodeInfo` (the op with its settings, the
+A converter takes a :class:`~tensorgrad.onnx.exporter.NodeInfo` (the op with its settings, the
 raw input and output arrays, the inputs' value names) and returns the name of the value that
 holds the op's output. Where ONNX has the same operator the mapping is one node; otherwise
 the converter composes exactly what the op's ``forward`` computes (GELU from Erf or Tanh,
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.onnx.export import NodeInfo, _elem_type
+from tensorgrad.onnx.exporter import NodeInfo, _elem_type
 from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
 
 Converter = Callable[[NodeInfo], str]

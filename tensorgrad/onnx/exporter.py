@@ -271,6 +271,7 @@ class NodeInfo:
         self.graph, self.op, self.arrays, self.output, self.where = graph, op, arrays, output, where
         self.sources: list[Any] = []  # per input: a value name, or a constant to make one of
         self.dependent: list[bool] = []
+        self.constants: list[Any] = []  # per input: its array when a constant, else None
         self.dynamic_batch = False  #: whether the graph's batch axis (0) is dynamic
 
     def name(self, i: int) -> str:
@@ -453,15 +454,20 @@ def _build(
         info = NodeInfo(graph, op, arrays, results[id(node)], where)
         info.dynamic_batch = dynamic_batch
         for parent, array in zip(parents, arrays):
+            constant = None
             if parent is None:
                 info.sources.append(array)
                 info.dependent.append(False)
+                constant = array
             elif isinstance(parent, Tensor):
                 info.sources.append(leaf(parent, info.module_path))
                 info.dependent.append(dependent.get(id(parent), False))
+                if id(parent) not in stored and id(parent) not in dependent:
+                    constant = array
             else:
                 info.sources.append(values[id(parent)])
                 info.dependent.append(dependent[id(parent)])
+            info.constants.append(constant)
         dependent[id(node)] = any(info.dependent)
         if dynamic_batch:
             _refuse_batch_constants(info)
@@ -502,8 +508,8 @@ def _refuse_batch_constants(info: NodeInfo) -> None:
     """A constant shaped like a batch-dependent operand (a dropout mask, ``zeros(n, ...)``)
     would be wrong for any other batch size: with a dynamic batch axis, refuse it."""
     shapes = [np.shape(a) for a, d in zip(info.arrays, info.dependent) if d]
-    for source, depends in zip(info.sources, info.dependent):
-        if depends or not isinstance(source, np.ndarray) or source.ndim == 0:
+    for source in info.constants:
+        if not isinstance(source, np.ndarray) or source.ndim == 0:
             continue
         for shape in shapes:
             if len(shape) == source.ndim and shape[0] == source.shape[0] != 1:

@@ -1,0 +1,287 @@
+"""tensorgrad.onnx.export: every exported model passes onnx.checker, and ONNX Runtime computes
+what tensorgrad computes (float32, 1e-5), also for other batch sizes through dynamic axes;
+ops without a mapping are refused by name."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import tensorgrad as tg
+from tensorgrad import nn
+from tensorgrad.nn import functional as F
+from tests import export_models as zoo
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from tensorgrad.onnx import (  # noqa: E402
+    OnnxExporterError,
+    UnsupportedOperatorError,
+    export,
+)
+from tensorgrad.onnx import exporter as export_module  # noqa: E402
+
+DYNAMIC = {"input": {0: "batch"}, "output": {0: "batch"}}
+
+
+def run_onnx(path_or_bytes, feeds):
+    session = ort.InferenceSession(path_or_bytes, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def expected(model, *arrays):
+    with tg.no_grad():
+        out = model(*map(tg.tensor, arrays))
+    return out.numpy()
+
+
+def exported(model, *arrays, **options):
+    """The model exported to bytes, checked by onnx.checker (export checks it as well)."""
+    buffer = io.BytesIO()
+    args = tuple(tg.tensor(a) for a in arrays)
+    export(model, args if len(args) > 1 else args[0], buffer, **options)
+    data = buffer.getvalue()
+    onnx.checker.check_model(onnx.load_from_string(data))
+    return data
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "norm_gelu"])
+def test_recipes_run_in_onnx_runtime_as_in_tensorgrad_for_any_batch(tmp_path, name):
+    model = zoo.trained(name)
+    path = tmp_path / f"{name}.onnx"
+    export(model, tg.tensor(zoo.sample(name, 4)), path, dynamic_axes=DYNAMIC)
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto)
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    for batch in (4, 1, 9):
+        x = zoo.sample(name, batch, seed=batch)
+        (got,) = run_onnx(str(path), {"input": x})
+        np.testing.assert_allclose(got, expected(model, x), rtol=1e-5, atol=1e-5)
+    stored = {init.name for init in proto.graph.initializer}
+    assert set(dict(model.named_parameters())) <= stored  # weights under their state-dict names
+
+
+def test_the_fused_paths_are_mapped():
+    model = nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),  # conv2d_relu_max_pool2d
+        nn.Conv2d(4, 4, 3, stride=2, bias=False),
+        nn.ReLU(),  # conv2d_relu
+        nn.Flatten(),
+        nn.Linear(16, 8),
+        nn.ReLU(),
+        nn.Linear(8, 3),  # linear_chain
+    )
+    x = np.random.default_rng(1).standard_normal((2, 2, 10, 10)).astype(np.float32)
+    with tg.enable_grad():
+        out = model(tg.tensor(x, requires_grad=True))
+    recorded = [type(n).__name__ for n in export_module.recorded_nodes([out])]
+    assert recorded == ["Conv2dReluMaxPool", "Conv2dRelu", "Reshape", "LinearChain"]
+    data = exported(model, x, dynamic_axes=DYNAMIC)
+    types_ = [n.op_type for n in onnx.load_from_string(data).graph.node]
+    assert types_.count("Conv") == 2 and "MaxPool" in types_ and types_.count("Gemm") == 2
+    for batch in (2, 5):
+        xb = np.random.default_rng(batch).standard_normal((batch, 2, 10, 10)).astype(np.float32)
+        (got,) = run_onnx(data, {"input": xb})
+        np.testing.assert_allclose(got, expected(model, xb), rtol=1e-5, atol=1e-5)
+
+
+class Everything(nn.Module):
+    """A tour of the mapped ops that the recipes do not use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(6, 6, bias=False)
+        self.conv = nn.Conv2d(1, 2, 3, padding=(1, 2), dilation=(1, 2), groups=1)
+
+    def forward(self, x, image):
+        h = self.proj(x)
+        parts = [
+            F.softmax(h, dim=1),
+            F.log_softmax(h, dim=-1),
+            F.leaky_relu(h, 0.1),
+            F.elu(h, 0.7),
+            F.softplus(h, beta=2.0, threshold=1.0),
+            F.silu(h),
+            tg.sigmoid(h),
+            h.tanh(),
+            h.clamp(-0.2, 0.3),
+            h.abs().sqrt(),
+            (h.abs() + 0.5).log(),
+            h.exp(),
+            h.abs().log1p(),
+            h.expm1(),
+            h.sin() * h.cos(),
+            tg.maximum(h, h.T.T * 0.5) - tg.minimum(h, -h),
+            h**2 / (1 + h * h),
+            tg.where(tg.tensor(np.arange(6) % 2 == 0), h, -h),
+            h.cumsum(1),
+        ]
+        wide = tg.cat(parts, dim=1)
+        reductions = tg.stack(
+            [
+                wide.sum(1),
+                wide.mean(1),
+                wide.amax(1),
+                wide.amin(1),
+                wide.var(1),
+                wide.std(1, correction=0),
+                wide.logsumexp(1),
+            ],
+            dim=1,
+        )
+        pictures = self.conv(image)
+        pooled = tg.cat(
+            [
+                F.avg_pool2d(pictures, 2),
+                F.max_pool2d(pictures, 3, stride=2, padding=1),
+                F.adaptive_avg_pool2d(F.pad(pictures, (1, 1, 0, 0)), (4, 5)),
+            ],
+            dim=3,
+        )
+        flat = pooled.reshape(pooled.shape[0], -1)
+        mixed = (flat @ tg.ones(flat.shape[1], 3)).transpose(0, 1).transpose(0, 1)
+        return tg.cat([reductions, mixed, F.gelu(mixed), F.gelu(mixed, approximate="tanh")], 1)
+
+
+def test_a_tour_of_the_mapped_ops():
+    tg.manual_seed(3)
+    model = Everything()
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    image = rng.standard_normal((3, 1, 8, 8)).astype(np.float32)
+    data = exported(model, x, image, input_names=["x", "image"], output_names=["y"])
+    (got,) = run_onnx(data, {"x": x, "image": image})
+    np.testing.assert_allclose(got, expected(model, x, image), rtol=1e-5, atol=1e-5)
+
+
+class Slicer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.head(x)[:, :2]
+
+
+def test_an_op_without_mapping_is_refused_by_name_and_module(tmp_path):
+    model = nn.Sequential(nn.Linear(4, 4), Slicer())
+    path = tmp_path / "m.onnx"
+    with pytest.raises(UnsupportedOperatorError, match=r"'getitem' \(GetItem\), run by 1 \(Slicer\)"):
+        export(model, tg.randn(2, 4), path)
+    assert not path.exists()
+    # a plain function (no modules to name) is refused by op alone
+    with pytest.raises(UnsupportedOperatorError, match="'getitem'"):
+        export(lambda t: t[0] * 2, tg.randn(2, 4), tmp_path / "f.onnx")
+    assert issubclass(UnsupportedOperatorError, RuntimeError)
+
+
+def test_training_mode_dropout_and_batch_shaped_constants_are_refused(tmp_path):
+    model = zoo.mlp()  # in training mode: dropout would be a constant mask
+    with pytest.raises(OnnxExporterError, match=r"2 \(Dropout\) is in training mode.*eval"):
+        export(model, tg.randn(3, 784), tmp_path / "m.onnx")
+
+    def with_batch_constant(t):
+        return t + tg.tensor(np.ones((3, 4), np.float32))
+
+    with pytest.raises(OnnxExporterError, match=r"constant of shape \(3, 4\).*batch"):
+        export(with_batch_constant, tg.randn(3, 4), tmp_path / "c.onnx", dynamic_axes=DYNAMIC)
+    export(with_batch_constant, tg.randn(3, 4), tmp_path / "c.onnx")  # a fixed batch is fine
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_names_options_and_argument_checks(tmp_path):
+    model = zoo.trained("norm_gelu")
+    x = zoo.sample("norm_gelu", 2)
+    data = exported(model, x, input_names=["features"], output_names=["logits"],
+                    dynamic_axes={"features": [0], "logits": [0]}, opset_version=13)  # fmt: skip
+    proto = onnx.load_from_string(data)
+    assert proto.opset_import[0].version == 13
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "features_dynamic_axes_1"
+    (got,) = run_onnx(data, {"features": zoo.sample("norm_gelu", 5)})
+    np.testing.assert_allclose(got, expected(model, zoo.sample("norm_gelu", 5)), atol=1e-5)
+    # the parameters as graph inputs
+    data = exported(model, x, export_params=False)
+    proto = onnx.load_from_string(data)
+    feeds = {"input": x} | {n: p.numpy() for n, p in model.named_parameters()}
+    assert {i.name for i in proto.graph.input} >= set(feeds)
+    (got,) = run_onnx(data, feeds)
+    np.testing.assert_allclose(got, expected(model, x), atol=1e-5)
+    with pytest.raises(ValueError, match="neither an input nor an output"):
+        exported(model, x, dynamic_axes={"x": [0]})
+    with pytest.raises(ValueError, match="opset_version 9"):
+        exported(model, x, opset_version=9)
+    with pytest.raises(TypeError, match="args must be a Tensor or a tuple"):
+        export(model, "x", tmp_path / "a.onnx")
+    assert not list(tmp_path.iterdir())
+
+
+def test_deep_graphs_need_no_recursion():
+    def deep(t):
+        for _ in range(3000):
+            t = t * 1.0001 + 0.0001
+        return t
+
+    x = np.ones((2, 3), np.float32)
+    data = exported(deep, x)
+    (got,) = run_onnx(data, {"input": x})
+    np.testing.assert_allclose(got, expected(deep, x), rtol=1e-5)
+
+
+class _Record:
+    """A graph node as the engine's refactor makes it: a record holding the op in ``.op``
+    (one record per op, as the engine keeps one)."""
+
+    made: dict = {}
+
+    def __init__(self, op):
+        self.op, self.inputs, self._seq = op, op.inputs, op._seq
+
+    @classmethod
+    def of(cls, op):
+        if id(op) not in cls.made:
+            cls.made[id(op)] = cls(op)
+        return cls.made[id(op)]
+
+    @property
+    def parents(self):
+        return [_Record.of(p) if export_module._is_node(p) else p for p in self.op.parents]
+
+
+def test_the_walk_reads_nodes_that_hold_their_op(monkeypatch):
+    monkeypatch.setattr(
+        export_module, "node_of", lambda t: None if t._node is None else _Record.of(t._node)
+    )
+    model = zoo.trained("cnn")
+    x = zoo.sample("cnn", 2)
+    data = exported(model, x)
+    assert _Record.made  # the walk went through the records
+    _Record.made.clear()
+    (got,) = run_onnx(data, {"input": x})
+    np.testing.assert_allclose(got, expected(model, x), rtol=1e-5, atol=1e-5)
+
+
+def test_the_inputs_and_the_model_are_left_as_they_were():
+    model = zoo.trained("mlp")
+    x = tg.tensor(zoo.sample("mlp", 2))
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    export(model, x, io.BytesIO())
+    assert not x.requires_grad and x.grad_fn is None
+    assert all("forward" not in vars(m) for m in model.modules())
+    assert all(np.array_equal(v.numpy(), before[k]) for k, v in model.state_dict().items())
+    assert not model.training and not tg.onnx.is_in_onnx_export()
+
+
+def test_a_missing_onnx_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ImportError, match=r"pip install 'tensorgrad\[onnx\]'"):
+        export(zoo.mlp().eval(), tg.randn(1, 784), io.BytesIO())
+
+
+def test_export_module_namespace():
+    assert isinstance(tg.onnx, types.ModuleType) and tg.onnx.export is export
