@@ -230,12 +230,15 @@ class Graph:
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.taken: set[str] = set()
+        self.counts: dict[str, int] = {}  # per hint, the last number given
 
     def fresh(self, hint: str) -> str:
-        name, k = hint, 1
+        """``hint``, or ``hint_2``, ``hint_3``... : the first not taken."""
+        name, k = hint, self.counts.get(hint, 1)
         while name in self.taken:
             k += 1
             name = f"{hint}_{k}"
+        self.counts[hint] = k
         self.taken.add(name)
         return name
 

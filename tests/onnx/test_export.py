@@ -223,7 +223,7 @@ def test_names_options_and_argument_checks(tmp_path):
 
 def test_deep_graphs_need_no_recursion():
     def deep(t):
-        for _ in range(3000):
+        for _ in range(1500):
             t = t * 1.0001 + 0.0001
         return t
 
