@@ -155,9 +155,14 @@ def load_file(filename: PathLike, device: str | int = "cpu") -> dict[str, Tensor
 def load_metadata(filename: PathLike) -> dict[str, str]:
     """The metadata stored with the tensors (``safe_open(...).metadata()``), checked as
     :func:`load_file` checks the file; without tensorgrad's own checksum entry."""
-    _, metadata = _read(filename)
+    return read(filename)[1]
+
+
+def read(filename: PathLike) -> tuple[dict[str, Tensor], dict[str, str]]:
+    """:func:`load_file` and :func:`load_metadata` in one reading of the file."""
+    arrays, metadata = _read(filename)
     metadata.pop(DIGEST_KEY, None)
-    return metadata
+    return {name: Tensor(array) for name, array in arrays.items()}, metadata
 
 
-__all__ = ["load_file", "load_metadata", "save_file"]
+__all__ = ["load_file", "load_metadata", "read", "save_file"]
