@@ -37,7 +37,7 @@ def test_the_modules_load_on_first_use_without_their_packages():
         "try:\n"
         "    safetensors.save_file({}, 'x.safetensors')\n"
         "except ImportError as exc:\n"
-        "    assert \"tensorgrad[safetensors]\" in str(exc), exc\n"
+        '    assert "tensorgrad[safetensors]" in str(exc), exc\n'
         "else:\n"
         "    raise AssertionError('no ImportError')\n"
     )

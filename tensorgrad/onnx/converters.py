@@ -1,7 +1,7 @@
 """Each tensorgrad op as ONNX nodes: one small function per op, looked up by the op's exact
 type (a subclass may compute something else, so it needs its own entry).
 
-A converter takes a :class:`~tensorgrad.onnx.exporter.NodeInfo` (the op with its settings, the
+A converter takes a :class:`~tensorgrad.onnx.graph.NodeInfo` (the op with its settings, the
 raw input and output arrays, the inputs' value names) and returns the name of the value that
 holds the op's output. Where ONNX has the same operator the mapping is one node; otherwise
 the converter composes exactly what the op's ``forward`` computes (GELU from Erf or Tanh,
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.onnx.exporter import NodeInfo, _elem_type
+from tensorgrad.onnx.graph import NodeInfo, elem_type
 from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
 
 Converter = Callable[[NodeInfo], str]
@@ -97,13 +97,13 @@ def _clip(info: NodeInfo) -> str:
 def _where(info: NodeInfo) -> str:
     cond = info.name(0)
     if np.asarray(info.arrays[0]).dtype != np.bool_:
-        cond = info.add("Cast", [cond], to=_elem_type(info.graph.onnx, np.bool_))
+        cond = info.add("Cast", [cond], to=elem_type(info.graph.onnx, np.bool_))
     return info.add("Where", [cond, info.name(1), info.name(2)])
 
 
 @converts(ops.Cast)
 def _cast(info: NodeInfo) -> str:
-    return info.add("Cast", [info.name(0)], to=_elem_type(info.graph.onnx, info.op.dtype))
+    return info.add("Cast", [info.name(0)], to=elem_type(info.graph.onnx, info.op.dtype))
 
 
 @converts(ops.LeakyRelu)

@@ -125,10 +125,7 @@ def test_export_a_trained_classifier_to_onnx(tmp_path, capsys):
         assert float(props["mean"]) == config["mean"] and json.loads(props["classes"])[0] == "0"
         data = load_dataset("digits")
         images = standardise(data.test_images[:50], config["mean"], config["std"])
-        if model_args:
-            images = images[:, None]
-        else:
-            images = images.reshape(50, -1)
+        images = images[:, None] if model_args else images.reshape(50, -1)
         session = ort.InferenceSession(str(exported), providers=["CPUExecutionProvider"])
         (logits,) = session.run(None, {"images": images})
         with tg.no_grad():

@@ -13,9 +13,9 @@ import pytest
 import tensorgrad as tg
 
 pytest.importorskip("tensorboard")
-from tensorboard.backend.event_processing import event_accumulator  # noqa: E402
+from tensorboard.backend.event_processing import event_accumulator
 
-from tensorgrad.utils.tensorboard import SummaryWriter  # noqa: E402
+from tensorgrad.utils.tensorboard import SummaryWriter
 
 
 def read(log_dir):

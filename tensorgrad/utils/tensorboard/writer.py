@@ -166,9 +166,7 @@ class SummaryWriter:
         self, tag: str, text_string: str, global_step: int | None = None,
         walltime: float | None = None,
     ) -> None:  # fmt: skip
-        self._get_file_writer().add_summary(
-            summaries.text(tag, text_string), global_step, walltime
-        )
+        self._get_file_writer().add_summary(summaries.text(tag, text_string), global_step, walltime)
 
     def add_hparams(
         self,
@@ -182,9 +180,7 @@ class SummaryWriter:
         run of their own, ``log_dir/<run_name>`` (default: the time), as PyTorch's."""
         if type(hparam_dict) is not dict or type(metric_dict) is not dict:
             raise TypeError("hparam_dict and metric_dict should be dictionary.")
-        experiment, start, end = summaries.hparams(
-            hparam_dict, metric_dict, hparam_domain_discrete
-        )
+        experiment, start, end = summaries.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         directory = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
         with SummaryWriter(log_dir=directory) as writer:
             file_writer = writer._get_file_writer()
