@@ -268,7 +268,11 @@ def export(
     _exporting = True
     try:
         with tg.enable_grad(), names:
-            result = model(*copies, **keyword_copies)
+            # the model gets clones (recorded: Identity in ONNX), so that it may change its
+            # inputs in place (``relu_``), which a leaf that requires grad refuses
+            args_in = [c.clone() if c.requires_grad else c for c in copies]
+            kwargs_in = {k: c.clone() if c.requires_grad else c for k, c in keyword_copies.items()}
+            result = model(*args_in, **kwargs_in)
     finally:
         _exporting = False
     if isinstance(result, Tensor):
@@ -379,6 +383,12 @@ def _build(
     graph_outputs = []
     for t, name in zip(outputs, out_names):
         node = node_of(t)
+        if not (dependent.get(id(node), False) if node is not None else id(t) in dependent):
+            raise OnnxExporterError(
+                f"export: the output {name!r} does not depend on the inputs in what the forward "
+                "pass recorded (ops on integer inputs are recorded only where a parameter that "
+                "requires grad takes part), so it would be exported as a constant"
+            )
         source = values[id(node)] if node is not None else leaf(t, "")
         graph.nodes.append(
             onnx.helper.make_node("Identity", [source], [name], name=graph.fresh(f"/{name}"))

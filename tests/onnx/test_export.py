@@ -223,6 +223,24 @@ def test_names_options_and_argument_checks(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+class InPlace(nn.Module):
+    def forward(self, x):
+        return x.relu_() * 2
+
+
+def test_inputs_may_be_changed_in_place_and_outputs_must_depend_on_them(tmp_path):
+    x = np.array([[-1.0, 2.0, -3.0]], np.float32)
+    data = exported(InPlace(), x)
+    (got,) = run_onnx(data, {"input": x})
+    np.testing.assert_array_equal(got, [[0.0, 4.0, 0.0]])
+    with pytest.raises(OnnxExporterError, match="'output' does not depend on the inputs"):
+        export(lambda t: tg.ones(2, 3) * 2, tg.randn(2, 3), tmp_path / "c.onnx")
+    frozen = nn.Linear(3, 2).requires_grad_(False)
+    with pytest.raises(OnnxExporterError, match="integer inputs"):
+        export(lambda t: frozen(t.float()), tg.tensor([[1, 2, 3]]), tmp_path / "i.onnx")
+    assert not list(tmp_path.iterdir())
+
+
 def test_deep_graphs_need_no_recursion():
     def deep(t):
         for _ in range(1500):
