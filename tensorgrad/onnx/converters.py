@@ -308,6 +308,59 @@ def _stack(info: NodeInfo) -> str:
     return info.add("Concat", parts, axis=info.op.axis)
 
 
+_INT64_MAX, _INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+
+
+@converts(ops.GetItem)
+def _getitem(info: NodeInfo) -> str:
+    """Basic indexing (ints, slices of any step, None, Ellipsis) as Slice, Gather and
+    Unsqueeze, with Python's own bounds (negative ones and None kept as such, which ONNX's
+    Slice reads as Python does), so that a dynamic batch goes through. Integer-array and mask
+    indices (embedding lookups among them) are refused: their index is not a graph value."""
+    index = info.op.index
+    if not ops.is_basic_index(index):
+        raise info.refuse("with an array or mask index has no ONNX mapping yet")
+    parts = list(index) if isinstance(index, tuple) else [index]
+    ndim = np.ndim(info.arrays[0])
+    real = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if Ellipsis in parts:
+        at = parts.index(Ellipsis)
+        parts[at : at + 1] = [slice(None)] * (ndim - real)
+    else:
+        parts += [slice(None)] * (ndim - real)
+    slices, picks, new_axes = [], [], []
+    axis = position = 0  # the input's axis, the output's
+    for part in parts:
+        if part is None:
+            new_axes.append(position)
+            position += 1
+        elif isinstance(part, slice):
+            if part != slice(None):
+                slices.append((axis, part))
+            axis, position = axis + 1, position + 1
+        else:
+            picks.append((axis, int(part)))
+            axis += 1
+    out = info.name(0)
+    if slices:
+        starts, ends, steps = [], [], []
+        for _, part in slices:
+            step = 1 if part.step is None else int(part.step)
+            starts.append((0 if step > 0 else -1) if part.start is None else int(part.start))
+            end = _INT64_MAX if step > 0 else _INT64_MIN
+            ends.append(end if part.stop is None else int(part.stop))
+            steps.append(step)
+        axes = [a for a, _ in slices]
+        out = info.add(
+            "Slice", [out, info.ints(starts), info.ints(ends), info.ints(axes), info.ints(steps)]
+        )
+    for axis, pick in reversed(picks):  # the last axis first: the others keep their place
+        out = info.add("Gather", [out, info.constant(np.asarray(pick, np.int64))], axis=axis)
+    if new_axes:
+        out = info.add("Unsqueeze", [out, info.ints(new_axes)])
+    return out
+
+
 @converts(ops.Gather)
 def _gather(info: NodeInfo) -> str:
     index = info.constant(np.asarray(info.op.index, np.int64))

@@ -113,31 +113,33 @@ class _ModuleNames:
 
     def __init__(self, model: Any) -> None:
         self.model = model
-        self.owner: dict[int, str] = {}
+        self.owner: dict[int, tuple[str, str]] = {}  # node → (module path, label for errors)
         self.wrapped: list[tuple[Any, Any]] = []
 
-    def describe(self, node: Any) -> str:
-        return self.owner.get(id(node), "")
+    def describe(self, node: Any) -> tuple[str, str]:
+        """``(path, label)`` of the module that made ``node``: ``("0.conv", "0.conv
+        (Conv2d)")``; the model itself has the path ``""``."""
+        return self.owner.get(id(node), ("", ""))
 
-    def _claim(self, result: Any, boundary: set[int], label: str) -> None:
+    def _claim(self, result: Any, boundary: set[int], owner: tuple[str, str]) -> None:
         stack = [n for n in map(node_of, _tensors(result)) if n is not None]
         while stack:
             node = stack.pop()
             if id(node) in self.owner or id(node) in boundary:
                 continue
-            self.owner[id(node)] = label
+            self.owner[id(node)] = owner
             stack.extend(p for p in record_of(node)[1] if _is_node(p))
 
     def __enter__(self) -> _ModuleNames:
         for name, module in self.model.named_modules():
-            label = f"{name or 'the model'} ({type(module).__name__})"
+            owner = (name, f"{name or 'the model'} ({type(module).__name__})")
             original = module.__dict__.get("forward")
             bound = module.forward
 
-            def forward(*args: Any, _bound: Any = bound, _label: str = label, **kwargs: Any):
+            def forward(*args: Any, _bound: Any = bound, _owner: tuple = owner, **kwargs: Any):
                 boundary = {id(n) for n in map(node_of, _tensors((args, kwargs))) if n}
                 result = _bound(*args, **kwargs)
-                self._claim(result, boundary, _label)
+                self._claim(result, boundary, _owner)
                 return result
 
             object.__setattr__(module, "forward", forward)
@@ -352,8 +354,8 @@ def _build(
             results[id(node_of(t))] = t._data
     for node in nodes:
         op, parents, arrays = record_of(node)
-        where = names.describe(node) if names is not None else ""
-        info = NodeInfo(graph, op, arrays, results[id(node)], where)
+        path, where = names.describe(node) if names is not None else ("", "")
+        info = NodeInfo(graph, op, arrays, results[id(node)], where, path)
         info.dynamic_batch = dynamic_batch
         for parent, array in zip(parents, arrays):
             constant = None

@@ -42,7 +42,8 @@ class Graph:
 
         array = np.asarray(value, dtype=dtype) if dtype is not None else np.asarray(value)
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        array = array if array.flags.c_contiguous else array.copy(order="C")  # 0-d stays 0-d
+        self.initializers.append(numpy_helper.from_array(array, name))
         return name
 
     def ints(self, values: Sequence[int], hint: str) -> str:
@@ -62,10 +63,14 @@ class Graph:
 class NodeInfo:
     """What a converter knows of one recorded node: its op, the raw inputs and output, the
     value name of each input (made on first use for constants), which inputs depend on the
-    graph's inputs, and the module that ran it (``where``, for node names and errors)."""
+    graph's inputs, and the module that ran it (``where`` for errors, ``module_path`` for
+    node names)."""
 
-    def __init__(self, graph: Graph, op: Any, arrays: Sequence[Any], output: Any, where: str):
-        self.graph, self.op, self.arrays, self.output, self.where = graph, op, arrays, output, where
+    def __init__(
+        self, graph: Graph, op: Any, arrays: Sequence[Any], output: Any, where: str, path: str = ""
+    ) -> None:
+        self.graph, self.op, self.arrays, self.output = graph, op, arrays, output
+        self.where, self.module_path = where, path
         self.sources: list[Any] = []  # per input: a value name, or a constant to make one of
         self.dependent: list[bool] = []
         self.constants: list[Any] = []  # per input: its array when a constant, else None
@@ -94,10 +99,6 @@ class NodeInfo:
 
     def ints(self, values: Sequence[int]) -> str:
         return self.graph.ints(values, f"{self.module_path or 'graph'}.shape")
-
-    @property
-    def module_path(self) -> str:
-        return self.where.split(" (")[0] if self.where else ""
 
     @property
     def opset(self) -> int:

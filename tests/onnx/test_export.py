@@ -147,7 +147,22 @@ class Everything(nn.Module):
         )
         flat = pooled.reshape(pooled.shape[0], -1)
         mixed = (flat @ tg.ones(flat.shape[1], 3)).transpose(0, 1).transpose(0, 1)
-        return tg.cat([reductions, mixed, F.gelu(mixed), F.gelu(mixed, approximate="tanh")], 1)
+        picked = tg.cat(
+            [
+                wide[:, 1:9:2],
+                wide[..., None, -1],
+                wide[:, ::-3][:, :4],
+                wide[:, None, 2:4, None][:, 0, :, 0],
+                wide[::-1, -2:],
+                wide[:, 5:1:-2],
+                wide[1:2].expand(wide.shape[0], -1)[:, :2],
+                wide[0][None, 3:4].expand(wide.shape[0], 1),
+            ],
+            dim=1,
+        )
+        return tg.cat(
+            [reductions, mixed, F.gelu(mixed), F.gelu(mixed, approximate="tanh"), picked], 1
+        )
 
 
 def test_a_tour_of_the_mapped_ops():
@@ -167,19 +182,21 @@ class Slicer(nn.Module):
         self.head = nn.Linear(4, 4)
 
     def forward(self, x):
-        return self.head(x)[:, :2]
+        return self.head(x)[:, [0, 2]]  # an integer-array index
 
 
 def test_an_op_without_mapping_is_refused_by_name_and_module(tmp_path):
     model = nn.Sequential(nn.Linear(4, 4), Slicer())
     path = tmp_path / "m.onnx"
-    named = r"'getitem' \(GetItem\), run by 1 \(Slicer\), has no ONNX mapping"
+    named = r"'getitem' \(GetItem\), run by 1 \(Slicer\), with an array or mask index"
     with pytest.raises(UnsupportedOperatorError, match=named):
         export(model, tg.randn(2, 4), path)
     assert not path.exists()
     # a plain function (no modules to name) is refused by op alone
     with pytest.raises(UnsupportedOperatorError, match="'getitem'"):
-        export(lambda t: t[0] * 2, tg.randn(2, 4), tmp_path / "f.onnx")
+        export(lambda t: t[t > 0] * 2, tg.randn(2, 4), tmp_path / "f.onnx")
+    with pytest.raises(UnsupportedOperatorError, match=r"'cross_entropy' \(CrossEntropy\)"):
+        export(lambda t: F.cross_entropy(t, tg.tensor([0, 1])), tg.randn(2, 4), tmp_path / "l.onnx")
     assert issubclass(UnsupportedOperatorError, RuntimeError)
 
 
