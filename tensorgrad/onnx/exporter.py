@@ -15,8 +15,9 @@ How it works:
    under the module's name). An op with no converter raises ``UnsupportedOperatorError``.
 4. ``onnx.checker.check_model`` checks the result before it is written (atomically).
 
-One small accessor, :func:`record_of`, reads a node: whether the node is the op itself (as
-now) or a record holding it in ``.op``, the walk is the same.
+One small accessor, :func:`record_of`, reads a node: whether the node is a record holding its
+op in ``.op`` (``tensorgrad.core.node.Node``) or the op itself (as before that record), the
+walk is the same.
 """
 
 from __future__ import annotations
@@ -72,8 +73,14 @@ def record_of(node: Any) -> tuple[Any, Sequence[Any], Sequence[Any]]:
 
 
 def _order(node: Any) -> int:
-    seq = getattr(node, "_seq", None)
-    return seq if seq is not None else getattr(record_of(node)[0], "_seq", 0)
+    """The node's tick on the recording clock (``seq`` on a node record, ``_seq`` where the
+    op object itself is the node)."""
+    for holder in (node, record_of(node)[0]):
+        for name in ("seq", "_seq"):
+            tick = getattr(holder, name, None)
+            if isinstance(tick, int):
+                return tick
+    raise OnnxExporterError(f"export: cannot tell when the node {node!r} was recorded")
 
 
 def _is_node(parent: Any) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import sys
 import types
-from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -81,7 +80,9 @@ def test_the_fused_paths_are_mapped():
     x = np.random.default_rng(1).standard_normal((2, 2, 10, 10)).astype(np.float32)
     with tg.enable_grad():
         out = model(tg.tensor(x, requires_grad=True))
-    recorded = [type(n).__name__ for n in export_module.recorded_nodes([out])]
+    recorded = [
+        type(export_module.record_of(n)[0]).__name__ for n in export_module.recorded_nodes([out])
+    ]
     assert recorded == ["Conv2dReluMaxPool", "Conv2dRelu", "Reshape", "LinearChain"]
     data = exported(model, x, dynamic_axes=DYNAMIC)
     types_ = [n.op_type for n in onnx.load_from_string(data).graph.node]
@@ -270,36 +271,39 @@ def test_deep_graphs_need_no_recursion():
     np.testing.assert_allclose(got, expected(deep, x), rtol=1e-5)
 
 
-class _Record:
-    """A graph node as the engine's refactor makes it: a record holding the op in ``.op``
-    (one record per op, as the engine keeps one)."""
+def _as_op_nodes(node, made):
+    """The graph as it was before the engine's node records: each op object is the node,
+    with ``parents``, ``inputs`` and ``_seq`` of its own (a copy of the op, one per node)."""
+    import copy
 
-    made: ClassVar[dict] = {}
-
-    def __init__(self, op):
-        self.op, self.inputs, self._seq = op, op.inputs, op._seq
-
-    @classmethod
-    def of(cls, op):
-        if id(op) not in cls.made:
-            cls.made[id(op)] = cls(op)
-        return cls.made[id(op)]
-
-    @property
-    def parents(self):
-        return [_Record.of(p) if export_module._is_node(p) else p for p in self.op.parents]
+    if id(node) not in made:
+        op = copy.copy(node.op)
+        op.inputs, op._seq = node.inputs, node.seq
+        made[id(node)] = op
+        op.parents = [
+            _as_op_nodes(p, made) if export_module._is_node(p) else p for p in node.parents
+        ]
+    return made[id(node)]
 
 
-def test_the_walk_reads_nodes_that_hold_their_op(monkeypatch):
-    monkeypatch.setattr(
-        export_module, "node_of", lambda t: None if t._node is None else _Record.of(t._node)
-    )
+def test_the_walk_reads_nodes_and_ops_that_are_their_own_nodes(monkeypatch):
     model = zoo.trained("cnn")
     x = zoo.sample("cnn", 2)
+    reference = exported(model, x)  # through the engine's node records
+    with tg.enable_grad():
+        out = model(tg.tensor(x, requires_grad=True))
+    assert hasattr(out.grad_fn, "op")  # the record; its op is an Op
+    made: dict = {}
+    monkeypatch.setattr(
+        export_module,
+        "node_of",
+        lambda t: None if t._node is None else _as_op_nodes(t._node, made),
+    )
     data = exported(model, x)
-    assert _Record.made  # the walk went through the records
-    _Record.made.clear()
+    assert made  # the walk went through the ops-as-nodes
     (got,) = run_onnx(data, {"input": x})
+    (want,) = run_onnx(reference, {"input": x})
+    np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, expected(model, x), rtol=1e-5, atol=1e-5)
 
 
