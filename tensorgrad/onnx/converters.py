@@ -10,6 +10,11 @@ normalisation from ReduceMean). Settings with no faithful ONNX form are refused 
 Fused ops are taken apart again: ``linear_chain`` (runs of Linear and ReLU layers in
 ``Sequential``) becomes Gemm and Relu nodes, ``conv2d_relu`` and ``conv2d_relu_max_pool2d``
 become Conv, Relu and MaxPool.
+
+Not mapped yet (refused by name): losses, indexing with integer arrays or masks (an embedding
+lookup's indices are held by the op, not recorded as a graph value, so they would be frozen
+into the file), and the ops the sequence models (GPT, LSTM) are bringing; each needs an entry
+here, and the GPT's embedding a recorded index, before those models export.
 """
 
 from __future__ import annotations
