@@ -134,6 +134,10 @@ _LAZY = {
     "vision": ("tensorgrad.vision", None),
     "distributed": ("tensorgrad.distributed", None),
     "scalar": ("tensorgrad.scalar", None),
+    # moving models out (optional extras, imported by these modules on first use)
+    "onnx": ("tensorgrad.onnx", None),
+    "safetensors": ("tensorgrad.safetensors", None),
+    "utils": ("tensorgrad.utils", None),
     "func": ("tensorgrad.func", None),
     "gradcheck": ("tensorgrad.autograd.finite_differences", "gradcheck"),
     "gradgradcheck": ("tensorgrad.autograd.finite_differences", "gradgradcheck"),
@@ -167,7 +171,6 @@ _LAZY = {
     "distributions": ("tensorgrad.core.unsupported", "distributions"),
     "special": ("tensorgrad.core.unsupported", "special"),
     "hub": ("tensorgrad.core.unsupported", "hub"),
-    "onnx": ("tensorgrad.core.unsupported", "onnx"),
     "quantization": ("tensorgrad.core.unsupported", "quantization"),
     "mps": ("tensorgrad.core.unsupported", "mps"),
     "xpu": ("tensorgrad.core.unsupported", "xpu"),
