@@ -16,6 +16,8 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
 ``pool``           max, average and adaptive average pooling
+``recurrent``      the gate arithmetic of the LSTM and GRU cells
+``attention``      scaled dot-product attention
 =================  ==========================================================================
 """
 
@@ -30,6 +32,7 @@ from tensorgrad.ops.activation import (
     Softmax,
     Softplus,
 )
+from tensorgrad.ops.attention import ScaledDotProductAttention
 from tensorgrad.ops.base import (
     Op,
     call,
@@ -78,6 +81,7 @@ from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
+from tensorgrad.ops.recurrent import GRUCell, LSTMCell
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 
@@ -107,9 +111,11 @@ __all__ = [
     "Expm1",
     "Fold",
     "Gather",
+    "GRUCell",
     "Gelu",
     "GetItem",
     "IndexAdd",
+    "LSTMCell",
     "LeakyRelu",
     "Linear",
     "LinearChain",
@@ -132,6 +138,7 @@ __all__ = [
     "Pow",
     "Relu",
     "Reshape",
+    "ScaledDotProductAttention",
     "ScatterAdd",
     "SetItem",
     "Sigmoid",

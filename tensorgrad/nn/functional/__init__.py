@@ -17,6 +17,7 @@ from tensorgrad.nn.functional.activation import (
     softplus,
     tanh,
 )
+from tensorgrad.nn.functional.attention import scaled_dot_product_attention
 from tensorgrad.nn.functional.conv import conv1d, conv2d, fold, pad, unfold
 from tensorgrad.nn.functional.dropout import dropout, dropout2d
 from tensorgrad.nn.functional.linear import linear
@@ -64,6 +65,7 @@ __all__ = [
     "pad",
     "relu",
     "sigmoid",
+    "scaled_dot_product_attention",
     "silu",
     "smooth_l1_loss",
     "softmax",

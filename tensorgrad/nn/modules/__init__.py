@@ -13,7 +13,11 @@
 ``flatten``         ``Flatten``, ``Unflatten``
 ``sparse``          ``Embedding``
 ``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
+``rnn``             ``RNN``, ``LSTM``, ``GRU`` and their cells
+``transformer``     ``TransformerEncoder``/``Decoder`` (and their layers), ``Transformer``
 ==================  =======================================================
+
+``activation`` also holds ``MultiheadAttention``, as PyTorch's.
 """
 
 from tensorgrad.nn.modules.activation import (
@@ -48,9 +52,18 @@ from tensorgrad.nn.modules.loss import (
 from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
 from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from tensorgrad.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from tensorgrad.nn.modules.sparse import Embedding
 
 __all__ = [
+    "RNNCellBase",
+    "RNNCell",
+    "RNNBase",
+    "RNN",
+    "LSTMCell",
+    "LSTM",
+    "GRUCell",
+    "GRU",
     "ELU",
     "GELU",
     "AdaptiveAvgPool2d",
