@@ -25,6 +25,7 @@ from tensorgrad.nn.modules.activation import (
     GELU,
     LeakyReLU,
     LogSoftmax,
+    MultiheadAttention,
     ReLU,
     Sigmoid,
     SiLU,
@@ -52,20 +53,31 @@ from tensorgrad.nn.modules.loss import (
 from tensorgrad.nn.modules.module import IncompatibleKeys, Module
 from tensorgrad.nn.modules.normalization import LayerNorm
 from tensorgrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
-from tensorgrad.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from tensorgrad.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from tensorgrad.nn.modules.sparse import Embedding
+from tensorgrad.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
-    "RNNCellBase",
-    "RNNCell",
-    "RNNBase",
-    "RNN",
-    "LSTMCell",
-    "LSTM",
-    "GRUCell",
-    "GRU",
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCELoss",
@@ -79,11 +91,13 @@ __all__ = [
     "Dropout2d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "HuberLoss",
     "Identity",
     "IncompatibleKeys",
     "KLDivLoss",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -93,7 +107,11 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "NLLLoss",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "Sequential",
     "SiLU",
@@ -102,5 +120,10 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
 ]

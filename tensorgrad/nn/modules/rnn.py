@@ -460,8 +460,7 @@ class RNNCellBase(Module):
                 state = state.unsqueeze(0)
             if state.shape[0] != batch:
                 raise RuntimeError(
-                    f"Input batch size {batch} doesn't match hidden{k} batch size "
-                    f"{state.shape[0]}"
+                    f"Input batch size {batch} doesn't match hidden{k} batch size {state.shape[0]}"
                 )
             if state.shape[1] != self.hidden_size:
                 raise RuntimeError(

@@ -86,4 +86,4 @@ def vector_to_parameters(vector: Tensor, parameters: Iterable[Tensor]) -> None:
             start += p.size
 
 
-from tensorgrad.nn.utils import rnn  # noqa: E402 - after the helpers it does not use
+from tensorgrad.nn.utils import rnn as rnn  # noqa: E402 - after the helpers, which it does not use

@@ -66,7 +66,9 @@ class PackedSequence(_PackedSequenceFields):
             unsorted_indices = invert_permutation(sorted_indices)
         else:
             unsorted_indices = Tensor(_indices(unsorted_indices))
-        return super().__new__(cls, as_tensor(data), Tensor(sizes), sorted_indices, unsorted_indices)
+        return super().__new__(
+            cls, as_tensor(data), Tensor(sizes), sorted_indices, unsorted_indices
+        )
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
         """The same sequences with ``data`` moved or cast (the indices stay int64)."""
@@ -180,7 +182,8 @@ def pad_packed_sequence(
     running = t < lengths[position][None, :]
     pad_row = len(data)
     index = np.where(
-        running, np.concatenate([offsets, np.zeros(steps_out - steps, np.int64)])[t] + position,
+        running,
+        np.concatenate([offsets, np.zeros(steps_out - steps, np.int64)])[t] + position,
         pad_row,
     )
     if batch_first:
