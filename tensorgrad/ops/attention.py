@@ -55,7 +55,7 @@ class ScaledDotProductAttention(Op):
         if mask is not None:
             scores = scores + mask
         if np.size(scores):
-            scores = scores - scores.max(axis=-1, keepdims=True)
+            scores = scores - np.max(scores, axis=-1, keepdims=True)
         e = np.exp(scores)
         return e / e.sum(axis=-1, keepdims=True)
 
@@ -69,7 +69,11 @@ class ScaledDotProductAttention(Op):
         with np.errstate(invalid="ignore"):  # a row masked everywhere is NaN, as PyTorch's
             p = self._probabilities(q, k, mask)
         self.saved = p
-        return (p if dropout is None else p * dropout) @ v
+        if dropout is None:
+            return p @ v
+        if isinstance(dropout, np.ndarray) and isinstance(p, np.ndarray):
+            dropout = dropout.astype(p.dtype, copy=False)  # a constant: keeps q's dtype
+        return (p * dropout) @ v
 
     def backward(self, grad, out, q, k, v, mask=None, dropout=None):
         recorded = not all(isinstance(x, np.ndarray) for x in (q, k, v))

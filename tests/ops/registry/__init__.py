@@ -21,6 +21,8 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv1d/conv2d, unfold, fold, constant padding
 ``pool``           max, average and adaptive average pooling
+``recurrent``      the LSTM and GRU cells' gate arithmetic
+``attention``      scaled dot-product attention
 ``pytorch_ports``  softplus, elu, silu, binary cross-entropy, weighted and ignoring losses,
                    the L1 family, KL divergence (what ported PyTorch programs use)
 =================  ==========================================================================
@@ -41,6 +43,7 @@ handles them too.
 
 from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
     activation,
+    attention,
     conv,
     elementwise,
     index,
@@ -50,6 +53,7 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     norm,
     pool,
     pytorch_ports,
+    recurrent,
     reduce,
     shape,
 )
