@@ -292,7 +292,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return creation.full(size, fill_value, dtype, device, requires_grad)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self if self._data.flags.c_contiguous else self.clone()
+        """This tensor if its memory is row-major (C-contiguous), else a row-major copy that
+        the gradient flows through; ``is_contiguous()`` holds afterwards and ``view`` works."""
+        return self if self._data.flags.c_contiguous else apply(ops.Clone("C"), self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         return bool(self._data.flags.c_contiguous)
