@@ -137,7 +137,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def device(self) -> backend.device:
         return backend.CPU
 
+    #: PyTorch's device flags: every tensor is on the CPU
     is_cuda = False
+    is_xpu = False
+    is_mps = False
+    is_meta = False
+    is_cpu = True
 
     @property
     def ndim(self) -> int:

@@ -260,3 +260,40 @@ def test_contiguous_and_view_agree_with_torch():
                     a.view(*shape)
             else:
                 np.testing.assert_array_equal(a.view(*shape).numpy(), b.view(*shape).numpy())
+
+
+# ----------------------------------------------------------------------- type() and device flags
+def test_type_names_and_casts():
+    x = tg.tensor([1.5, 2.0])
+    assert x.type() == "torch.FloatTensor" and x.double().type() == "torch.DoubleTensor"
+    assert tg.tensor([1]).type() == "torch.LongTensor" and tg.tensor([True]).type() == (
+        "torch.BoolTensor"
+    )
+    assert x.type(tg.float64).dtype == tg.float64
+    assert x.type("torch.LongTensor").tolist() == [1, 2]
+    assert x.type("torch.FloatTensor") is x  # already that type: itself, as PyTorch
+    with pytest.raises(ValueError, match="invalid type"):
+        x.type("torch.NopeTensor")
+    with pytest.raises(tg.UnsupportedError, match="CPU only"):
+        x.type("torch.cuda.FloatTensor")
+    assert x.is_cpu and not (x.is_cuda or x.is_xpu or x.is_mps or x.is_meta)
+
+
+def test_type_agrees_with_torch():
+    torch = pytest.importorskip("torch")
+    for dtype in [
+        "float32",
+        "float64",
+        "float16",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+    ]:
+        ours = tg.zeros(2, dtype=getattr(tg, dtype) if dtype != "bool" else tg.bool)
+        theirs = torch.zeros(2, dtype=getattr(torch, dtype))
+        assert ours.type() == theirs.type()
+        assert ours.type(tg.float64).type() == theirs.type(torch.float64).type()
+    assert tg.zeros(1).is_xpu == torch.zeros(1).is_xpu and tg.zeros(1).is_cuda is False
