@@ -495,6 +495,23 @@ class MathMethods:
             return wrap(self._data.astype(dtype))
         return apply(ops.Cast(dtype), self)
 
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Without ``dtype``, PyTorch's type string (``'torch.FloatTensor'`` for float32,
+        so ported comparisons hold); with one (a dtype, or such a string), this tensor cast
+        to it, as ``to(dtype)``."""
+        if dtype is None:
+            return _TYPE_NAMES.get(self.dtype, f"torch.{self.dtype}")
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            module, _, name = dtype.rpartition(".")
+            if module.endswith("cuda"):
+                raise backend.UnsupportedError(
+                    f"type({dtype!r}): tensorgrad runs on the CPU only (see docs/porting.md)"
+                )
+            if module not in ("torch", "tensorgrad") or name not in _TYPE_DTYPES:
+                raise ValueError(f"invalid type: {dtype!r}")
+            dtype = _TYPE_DTYPES[name]
+        return self.astype(dtype)
+
     def type_as(self, other: Any) -> Any:
         """This tensor in ``other``'s dtype (``other`` must be a tensor, as in PyTorch)."""
         if not isinstance(other, engine.Tensor):
@@ -527,6 +544,21 @@ class MathMethods:
 
 
 # --------------------------------------------------------------------------- helpers
+#: PyTorch's legacy tensor type names by dtype (``Tensor.type()``)
+_TYPE_DTYPES: dict[str, Any] = {
+    "FloatTensor": backend.float32,
+    "DoubleTensor": backend.float64,
+    "HalfTensor": backend.float16,
+    "LongTensor": backend.int64,
+    "IntTensor": backend.int32,
+    "ShortTensor": backend.int16,
+    "CharTensor": backend.int8,
+    "ByteTensor": backend.uint8,
+    "BoolTensor": backend.bool_,
+}
+_TYPE_NAMES = {backend.as_dtype(d): f"torch.{name}" for name, d in _TYPE_DTYPES.items()}
+
+
 def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""

@@ -137,7 +137,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def device(self) -> backend.device:
         return backend.CPU
 
+    #: PyTorch's device flags: every tensor is on the CPU
     is_cuda = False
+    is_xpu = False
+    is_mps = False
+    is_meta = False
+    is_cpu = True
 
     @property
     def ndim(self) -> int:
@@ -292,7 +297,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return creation.full(size, fill_value, dtype, device, requires_grad)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self if self._data.flags.c_contiguous else self.clone()
+        """This tensor if its memory is row-major (C-contiguous), else a row-major copy that
+        the gradient flows through; ``is_contiguous()`` holds afterwards and ``view`` works."""
+        return self if self._data.flags.c_contiguous else apply(ops.Clone("C"), self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         return bool(self._data.flags.c_contiguous)

@@ -339,13 +339,19 @@ class Where(Op):
 
 
 class Clone(Op):
-    """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes."""
+    """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes.
+
+    ``order="K"`` keeps the input's memory layout (PyTorch's ``preserve_format``);
+    ``order="C"`` lays the copy out row-major, which ``contiguous()`` needs."""
 
     name = "clone"
     uses_inputs = False
 
+    def __init__(self, order: str = "K"):
+        self.order = order
+
     def forward(self, x):
-        return np.array(x, copy=True)
+        return np.array(x, copy=True, order=self.order)
 
     def backward(self, grad, out, x):
         return (grad,)

@@ -2,7 +2,7 @@
 
 ==================  =======================================================
 ``module``          ``Module``, the base of every layer and model
-``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``
+``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ...
 ``linear``          ``Identity``, ``Linear``
 ``conv``            ``Conv1d``, ``Conv2d``
 ``pooling``         ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``
@@ -34,7 +34,13 @@ from tensorgrad.nn.modules.activation import (
     Tanh,
 )
 from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from tensorgrad.nn.modules.container import ModuleDict, ModuleList, Sequential
+from tensorgrad.nn.modules.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from tensorgrad.nn.modules.conv import Conv1d, Conv2d
 from tensorgrad.nn.modules.dropout import Dropout, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
@@ -109,6 +115,8 @@ __all__ = [
     "ModuleList",
     "MultiheadAttention",
     "NLLLoss",
+    "ParameterDict",
+    "ParameterList",
     "RNNBase",
     "RNNCell",
     "RNNCellBase",
