@@ -72,12 +72,12 @@ class Gelu(Op):
 
     def forward(self, x):
         if self.approximate == "tanh":
-            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
         return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
 
     def backward(self, grad, out, x):
         if self.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
+            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
             dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
         cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
