@@ -77,6 +77,7 @@ from tensorgrad.core.functions import (
     stack,
     where,
 )
+from tensorgrad.core.sampling import bernoulli, multinomial, normal
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import (
     enable_grad,
@@ -188,6 +189,7 @@ __all__ = [
     "autograd",
     "backend",
     "backward",
+    "bernoulli",
     "bool_",
     "cat",
     "chunk",
@@ -226,7 +228,9 @@ __all__ = [
     "maximum",
     "meshgrid",
     "minimum",
+    "multinomial",
     "no_grad",
+    "normal",
     "numel",
     "ones",
     "ones_like",

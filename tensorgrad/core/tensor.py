@@ -1,8 +1,9 @@
 """The Tensor: an array that remembers the op that made it, so gradients can flow back.
 
-A tensor made by a recorded op points to that op, its *node* (``grad_fn``); the node points
-to its inputs' nodes. The node never holds the tensor, so the graph has no reference cycles
-and is freed by reference counting as soon as the last tensor of it is dropped.
+A tensor made by a recorded op points to the engine's record of that call, its *node*
+(``grad_fn``, a ``core.node.Node``, which holds the op); the node points to its inputs'
+nodes. The node never holds the tensor, so the graph has no reference cycles and is freed
+by reference counting as soon as the last tensor of it is dropped.
 
 This file holds the core: attributes, the autograd entry points, conversions, Python's
 operators and in-place changes. The math methods are in ``math_methods.py``, the shape
@@ -23,9 +24,9 @@ from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, shape_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
+from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index
-from tensorgrad.grad_mode import no_grad
 
 
 class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
@@ -76,7 +77,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             array = backend.zeros(shape, dtype or backend.DEFAULT_FLOAT)
         self._data = array
         self._grad: Any = None  # see engine.grad_array
-        self._node: ops.Op | None = None
+        self._node: Node | None = None
         # the same memory as a tensor it was made around (Parameter(t)): the same counter
         shared = len(data) == 1 and isinstance(data[0], Tensor) and array is data[0]._data
         self._versions = data[0]._versions if shared else engine.Version()
@@ -187,8 +188,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self.grad_fn is None
 
     @property
-    def grad_fn(self) -> ops.Op | None:
-        """The node (the recorded op) that made this tensor, or None for a leaf."""
+    def grad_fn(self) -> Node | None:
+        """The node (the record of the op's call) that made this tensor, or None for a leaf;
+        its ``op`` is the op, its ``name`` the op's name."""
         if self._view is not None:
             engine.refresh(self, strict=False)
         return self._node
@@ -221,12 +223,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         if not self.requires_grad:
             raise RuntimeError("retain_grad: the tensor does not require grad")
         if self._node is not None:
-            self._node._retained = weakref.ref(self)
+            self._node.retained = weakref.ref(self)
 
     @property
     def retains_grad(self) -> bool:
         node = self.grad_fn
-        return node is not None and node._retained is not None and node._retained() is self
+        return node is not None and node.retained is not None and node.retained() is self
 
     # ----------------------------------------------------------------- conversions
     def detach(self) -> Tensor:
@@ -407,9 +409,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
         _check_hook("register_hook", self, hook)  # brings a view up to date
         if self._node is not None:
-            hooks = self._node._hooks
+            hooks = self._node.hooks
             if hooks is None:
-                hooks = self._node._hooks = []
+                hooks = self._node.hooks = []
             hooks.append(hook)
             return _Handle(hooks, hook)
         return self._leaf_hook("grad", hook)
@@ -621,17 +623,38 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         mask_array = np.broadcast_to(mask_array, self.shape)
         return apply_inplace(ops.SetItem(mask_array), self, _inplace_operand(value))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
-        """Fill with samples from U(a, b) drawn from the global generator."""
-        _random_fill_check("uniform_", self)
-        with no_grad():
-            return self.copy_(backend.rng().uniform(a, b, self.shape).astype(self.dtype))
+    # ----------------------------------------------------------------- random (core/sampling.py)
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples from U(a, b), from ``generator`` or the global generator."""
+        from tensorgrad.core import sampling
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
-        """Fill with samples from N(mean, std²) drawn from the global generator."""
-        _random_fill_check("normal_", self)
-        with no_grad():
-            return self.copy_(backend.rng().normal(mean, std, self.shape).astype(self.dtype))
+        return sampling.uniform_(self, a, b, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples from N(mean, std²), from ``generator`` or the global generator."""
+        from tensorgrad.core import sampling
+
+        return sampling.normal_(self, mean, std, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 1 (probability ``p``, a number or a broadcasting tensor) or 0."""
+        from tensorgrad.core import sampling
+
+        return sampling.bernoulli_(self, p, generator=generator)
+
+    def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
+        """``tg.bernoulli(self)``: 1 with this tensor's probabilities, else 0."""
+        from tensorgrad.core import sampling
+
+        return sampling.bernoulli(self, p, generator=generator)
+
+    def multinomial(
+        self, num_samples: int, replacement: bool = False, *, generator: Any = None
+    ) -> Tensor:
+        """``tg.multinomial(self, ...)``: category indices drawn by these weights."""
+        from tensorgrad.core import sampling
+
+        return sampling.multinomial(self, num_samples, replacement, generator=generator)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value``; recorded (``value``'s gradient flows) when a gradient will be
@@ -671,11 +694,6 @@ def _inplace_operand(value: Any, alpha: float = 1) -> Any:
     if value is NotImplemented:
         raise TypeError(f"in-place operand must be a tensor, an array or a number, got {value!r}")
     return value if alpha == 1 else value * alpha
-
-
-def _random_fill_check(name: str, tensor: Tensor) -> None:
-    if tensor.dtype.kind != "f":
-        raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
 
 
 def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:

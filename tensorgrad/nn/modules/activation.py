@@ -99,7 +99,9 @@ class GELU(Module):
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise RuntimeError(
+                f"GELU: approximate argument must be either none or tanh, got {approximate!r}"
+            )
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
