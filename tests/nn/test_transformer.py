@@ -52,9 +52,9 @@ def test_sdpa_matches_numpy_with_masks_and_causal():
 def test_sdpa_keeps_only_the_probabilities_for_backward():
     q = tg.randn(2, 4, 8, 16, requires_grad=True)
     out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
-    node = out.grad_fn
-    assert type(node).__name__ == "ScaledDotProductAttention"
-    assert node.saved.shape == (2, 4, 8, 8)  # P, and nothing else of size L × S
+    op = out.grad_fn.op
+    assert type(op).__name__ == "ScaledDotProductAttention"
+    assert op.saved.shape == (2, 4, 8, 8)  # P, and nothing else of size L × S
 
 
 def test_sdpa_gradients_and_dropout(check_gradient):
