@@ -25,12 +25,31 @@ def _swap(x: Any) -> Any:
     return x.swapaxes(-1, -2)
 
 
+_CAUSAL: dict[tuple, np.ndarray] = {}
+
+
 def causal_bias(length: int, source: int, dtype: Any) -> np.ndarray:
     """The additive mask of ``is_causal``: 0 where key j ≤ query i, −inf above the
-    diagonal (aligned at the top left, as PyTorch's ``ones(L, S).tril()``)."""
-    bias = np.zeros((length, source), dtype=dtype)
-    bias[np.triu_indices(length, 1, source)] = -np.inf
+    diagonal (aligned at the top left, as PyTorch's ``ones(L, S).tril()``). Made once per
+    shape and dtype, read-only."""
+    key = (length, source, np.dtype(dtype))
+    bias = _CAUSAL.get(key)
+    if bias is None:
+        bias = np.zeros((length, source), dtype=dtype)
+        bias[np.triu_indices(length, 1, source)] = -np.inf
+        bias.flags.writeable = False
+        if len(_CAUSAL) < 64:
+            _CAUSAL[key] = bias
     return bias
+
+
+def _softmax_in_place(scores: np.ndarray) -> np.ndarray:
+    """Row softmax of a fresh float array, overwriting it (stable: shifted by the maximum)."""
+    if scores.size:
+        scores -= np.maximum.reduce(scores, axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= np.add.reduce(scores, axis=-1, keepdims=True)
+    return scores
 
 
 class ScaledDotProductAttention(Op):
@@ -48,6 +67,8 @@ class ScaledDotProductAttention(Op):
         self.scale, self.causal = scale, causal
 
     def _probabilities(self, q: Any, k: Any, mask: Any) -> Any:
+        if type(q) is np.ndarray and type(k) is np.ndarray and q.dtype.kind == "f":
+            return self._probabilities_of_arrays(q, k, mask)
         scores = (q @ _swap(k)) * self.scale
         if self.causal:
             length, source = shape_of(scores)[-2:]
@@ -58,6 +79,21 @@ class ScaledDotProductAttention(Op):
             scores = scores - np.max(scores, axis=-1, keepdims=True)
         e = np.exp(scores)
         return e / e.sum(axis=-1, keepdims=True)
+
+    def _probabilities_of_arrays(self, q: np.ndarray, k: np.ndarray, mask: Any) -> np.ndarray:
+        """As :meth:`_probabilities`, in place on one fresh array (forward's common case)."""
+        scores = np.matmul(q, _swap(k))
+        if scores.dtype.kind != "f":
+            scores = scores.astype(np.float64)
+        scores *= self.scale
+        if self.causal:
+            scores += causal_bias(*scores.shape[-2:], scores.dtype)
+        if mask is not None:
+            if np.broadcast_shapes(scores.shape, np.shape(mask)) == scores.shape:
+                scores += mask
+            else:
+                scores = scores + mask
+        return _softmax_in_place(scores)
 
     def forward(self, q, k, v, mask=None, dropout=None):
         qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
@@ -84,9 +120,16 @@ class ScaledDotProductAttention(Op):
         if not (nq or nk or nmask):
             return (None, None, dv, None, None)
         dp = grad @ _swap(v)
-        if dropout is not None:
-            dp = dp * dropout
-        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+        if type(dp) is np.ndarray and type(p) is np.ndarray:  # in place on the fresh dp
+            if dropout is not None:
+                dp *= dropout
+            dp -= np.add.reduce(dp * p, axis=-1, keepdims=True)
+            dp *= p
+            ds = dp
+        else:
+            if dropout is not None:
+                dp = dp * dropout
+            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
         dq = sum_to((ds @ k) * self.scale, shape_of(q)) if nq else None
         dk = sum_to((_swap(ds) @ q) * self.scale, shape_of(k)) if nk else None
         dmask = sum_to(ds, shape_of(mask)) if nmask else None
