@@ -14,7 +14,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``linear``         the fused linear layer and linear chain
 ``loss``           cross-entropy, binary cross-entropy (of probabilities and with logits)
 ``norm``           the normalisation core of batch and layer norm
-``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
+``conv``           conv2d, conv_transpose2d, unfold (im2col), fold (col2im), constant padding
 ``pool``           max, average and adaptive average pooling
 ``recurrent``      the gate arithmetic of the LSTM and GRU cells
 ``attention``      scaled dot-product attention
@@ -42,7 +42,7 @@ from tensorgrad.ops.base import (
     shape_of,
     sum_to,
 )
-from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
+from tensorgrad.ops.conv import ConstantPad, Conv2d, ConvTranspose2d, Fold, Unfold
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -100,6 +100,7 @@ __all__ = [
     "Concatenate",
     "ConstantPad",
     "Conv2d",
+    "ConvTranspose2d",
     "CopyIntoView",
     "Cos",
     "CrossEntropy",

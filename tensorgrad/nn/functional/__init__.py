@@ -18,7 +18,15 @@ from tensorgrad.nn.functional.activation import (
     tanh,
 )
 from tensorgrad.nn.functional.attention import scaled_dot_product_attention
-from tensorgrad.nn.functional.conv import conv1d, conv2d, fold, pad, unfold
+from tensorgrad.nn.functional.conv import (
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    fold,
+    pad,
+    unfold,
+)
 from tensorgrad.nn.functional.dropout import dropout, dropout2d
 from tensorgrad.nn.functional.linear import linear
 from tensorgrad.nn.functional.loss import (
@@ -44,6 +52,8 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "cross_entropy",
     "dropout",
     "dropout2d",

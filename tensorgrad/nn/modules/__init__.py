@@ -4,7 +4,7 @@
 ``module``          ``Module``, the base of every layer and model
 ``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ...
 ``linear``          ``Identity``, ``Linear``
-``conv``            ``Conv1d``, ``Conv2d``
+``conv``            ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``
 ``pooling``         ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``
 ``activation``      ``ReLU``, ``Tanh``, ``Softplus``, ``ELU``, ``SiLU``, ``Softmax``, ...
 ``dropout``         ``Dropout``, ``Dropout2d``
@@ -41,7 +41,7 @@ from tensorgrad.nn.modules.container import (
     ParameterList,
     Sequential,
 )
-from tensorgrad.nn.modules.conv import Conv1d, Conv2d
+from tensorgrad.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorgrad.nn.modules.dropout import Dropout, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
 from tensorgrad.nn.modules.linear import Identity, Linear
@@ -92,6 +92,8 @@ __all__ = [
     "BatchNorm2d",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout2d",
