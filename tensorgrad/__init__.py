@@ -112,6 +112,7 @@ _LAZY = {
     "vision": ("tensorgrad.vision", None),
     "distributed": ("tensorgrad.distributed", None),
     "scalar": ("tensorgrad.scalar", None),
+    "func": ("tensorgrad.func", None),
     "gradcheck": ("tensorgrad.autograd.checks", "gradcheck"),
     "gradgradcheck": ("tensorgrad.autograd.checks", "gradgradcheck"),
     "cuda": ("tensorgrad.cuda", None),

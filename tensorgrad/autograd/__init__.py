@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from tensorgrad.autograd.function import Function, FunctionCtx, once_differentiable
 from tensorgrad.core import engine, sweep
@@ -28,6 +29,7 @@ __all__ = [
     "check_with_scalar_engine",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "grad",
     "gradcheck",
     "gradcheck_module",

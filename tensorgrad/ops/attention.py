@@ -134,3 +134,29 @@ class ScaledDotProductAttention(Op):
         dk = sum_to((_swap(ds) @ q) * self.scale, shape_of(k)) if nk else None
         dmask = sum_to(ds, shape_of(mask)) if nmask else None
         return (dq, dk, dv, dmask, None)
+
+    def jvp(self, tangents, out, q, k, v, mask=None, dropout=None):
+        """Forward mode: ``Ṡ = (q̇ kᵀ + q k̇ᵀ)·scale + ṁ``, ``Ṗ = P ⊙ (Ṡ − rowsum(P ⊙ Ṡ))``,
+        ``Ȯ = (Ṗ ⊙ D) v + (P ⊙ D) v̇`` (the dropout mask D is a constant)."""
+        tq, tk, tv, tmask = tangents[:4]
+        if tq is None and tk is None and tv is None and tmask is None:
+            return None
+        with np.errstate(invalid="ignore"):
+            p = self._probabilities(q, k, mask)
+        kept = p if dropout is None else p * dropout
+        result = None if tv is None else kept @ tv
+        ts = None
+        if tq is not None:
+            ts = (tq @ _swap(k)) * self.scale
+        if tk is not None:
+            term = (q @ _swap(tk)) * self.scale
+            ts = term if ts is None else ts + term
+        if tmask is not None:
+            ts = tmask if ts is None else ts + tmask
+        if ts is not None:
+            tp = p * (ts - (p * ts).sum(axis=-1, keepdims=True))
+            if dropout is not None:
+                tp = tp * dropout
+            term = tp @ v
+            result = term if result is None else result + term
+        return result

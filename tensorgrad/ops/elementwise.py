@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, shape_of, sum_to
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class Add(Op):
@@ -25,6 +25,10 @@ class Add(Op):
             sum_to(grad, shape_of(x)) if nx else None,
             sum_to(grad, shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, ty)
 
 
 def _is_bool(value: Any) -> bool:
@@ -72,6 +76,10 @@ class Sub(Op):
             sum_to(-grad, shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty)
+
 
 class Mul(Op):
     def forward(self, x, y):
@@ -89,6 +97,10 @@ class Mul(Op):
             sum_to(grad * y, shape_of(x)) if nx else None,
             sum_to(grad * x, shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx * y, None if ty is None else x * ty)
 
 
 class Div(Op):
@@ -108,6 +120,10 @@ class Div(Op):
             sum_to(-grad * x / (y * y), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx / y, None if ty is None else -ty * out / y)
+
 
 class Neg(Op):
     uses_inputs = False
@@ -118,6 +134,16 @@ class Neg(Op):
 
     def backward(self, grad, out, x):
         return (-grad,)
+
+    def jvp(self, tangents, out, x):
+        return -tangents[0]
+
+
+def _log_of_base(x: Any) -> Any:
+    """``log x`` as the exponent's slope of ``x ** y`` uses it: 0 where x = 0 (PyTorch's
+    convention: no slope there), NaN where x < 0."""
+    positive = x > 0
+    return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan))
 
 
 def _power(x: Any, y: Any) -> Any:
@@ -162,12 +188,21 @@ class Pow(Op):
                 base = np.where(zero, 1.0, x)
                 dx = sum_to(np.where(zero, 0.0, grad * (y * base ** (y - 1))), shape_of(x))
         if ny:
-            positive = x > 0
-            log_x = np.where(
-                positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan)
-            )
-            dy = sum_to(grad * out * log_x, shape_of(y))
+            dy = sum_to(grad * out * _log_of_base(x), shape_of(y))
         return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        dx = dy = None
+        if tx is not None:  # the VJP's slopes, times the tangent instead of the gradient
+            if isinstance(y, (int, float)):
+                dx = tx * 0.0 if y == 0 else tx * (y * x ** (y - 1))
+            else:
+                zero = y == 0
+                dx = np.where(zero, 0.0, tx * (y * np.where(zero, 1.0, x) ** (y - 1)))
+        if ty is not None:
+            dy = ty * out * _log_of_base(x)
+        return add_tangents(dx, dy)
 
 
 class Exp(Op):
@@ -180,6 +215,9 @@ class Exp(Op):
     def backward(self, grad, out, x):
         return (grad * out,)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * out
+
 
 class Log(Op):
     def forward(self, x):
@@ -187,6 +225,9 @@ class Log(Op):
 
     def backward(self, grad, out, x):
         return (grad / x,)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] / x
 
 
 class Log1p(Op):
@@ -197,6 +238,9 @@ class Log1p(Op):
 
     def backward(self, grad, out, x):
         return (grad / (1 + x),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] / (1 + x)
 
 
 class Expm1(Op):
@@ -211,6 +255,9 @@ class Expm1(Op):
     def backward(self, grad, out, x):
         return (grad * (out + 1),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (out + 1)
+
 
 class Sqrt(Op):
     uses_inputs = False
@@ -222,6 +269,9 @@ class Sqrt(Op):
     def backward(self, grad, out, x):
         return (grad / (out * 2),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] / (out * 2)
+
 
 class Abs(Op):
     """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses)."""
@@ -232,6 +282,9 @@ class Abs(Op):
     def backward(self, grad, out, x):
         return (grad * np.sign(x),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * np.sign(x)
+
 
 class Sin(Op):
     def forward(self, x):
@@ -240,6 +293,9 @@ class Sin(Op):
     def backward(self, grad, out, x):
         return (grad * np.cos(x),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * np.cos(x)
+
 
 class Cos(Op):
     def forward(self, x):
@@ -247,6 +303,9 @@ class Cos(Op):
 
     def backward(self, grad, out, x):
         return (-grad * np.sin(x),)
+
+    def jvp(self, tangents, out, x):
+        return -tangents[0] * np.sin(x)
 
 
 class Tanh(Op):
@@ -259,6 +318,9 @@ class Tanh(Op):
     def backward(self, grad, out, x):
         return (grad * (1 - out * out),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (1 - out * out)
+
 
 class Erf(Op):
     """The error function (SciPy's, imported on first use: SciPy comes with scikit-learn)."""
@@ -270,6 +332,9 @@ class Erf(Op):
 
     def backward(self, grad, out, x):
         return (grad * (2 / math.sqrt(math.pi)) * np.exp(-(x * x)),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (2 / math.sqrt(math.pi)) * np.exp(-(x * x))
 
 
 class Clip(Op):
@@ -309,10 +374,31 @@ class Clip(Op):
             dhigh,
         )
 
+    def jvp(self, tangents, out, x, low=None, high=None):
+        tx, tlow, thigh = (*tangents, None, None)[:3]
+        above = None if low is None else x >= low
+        below = None if high is None else x <= high
+        inside = below if above is None else (above if below is None else above & below)
+        terms = [None if tx is None else tx * inside]
+        if tlow is not None:
+            to_low = np.logical_not(above)
+            terms.append(tlow * (to_low if high is None else to_low & (low < high)))
+        if thigh is not None:
+            to_high = np.logical_not(below)
+            terms.append(thigh * (to_high if low is None else to_high | (high < low)))
+        return add_tangents(*terms)
+
 
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:
     """1 where x wins, 0 where y wins, 1/2 on ties: tied inputs split the gradient evenly."""
     return ((x > y) + (x == y) * 0.5).astype(grad.dtype)
+
+
+def _tie_jvp(tangents: Any, w: Any) -> Any:
+    """``ṫx · w + ṫy · (1 − w)``: the tangent of a maximum or minimum whose winners ``w``
+    (1, 0, or 1/2 on ties) the VJP uses too."""
+    tx, ty = tangents
+    return add_tangents(None if tx is None else tx * w, None if ty is None else ty * (1 - w))
 
 
 class Maximum(Op):
@@ -329,6 +415,9 @@ class Maximum(Op):
             sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        return _tie_jvp(tangents, _tie_weights(x, y, out))
+
 
 class Minimum(Op):
     """Elementwise minimum; on ties each input gets half the gradient."""
@@ -344,6 +433,9 @@ class Minimum(Op):
             sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        return _tie_jvp(tangents, _tie_weights(y, x, out))
+
 
 class Where(Op):
     """``cond ? x : y``. ``cond`` is a constant; x and y broadcast against it."""
@@ -358,6 +450,10 @@ class Where(Op):
             sum_to(np.where(cond, grad, 0), shape_of(x)) if nx else None,
             sum_to(np.where(cond, 0, grad), shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, cond, x, y):
+        _, tx, ty = tangents
+        return np.where(cond, 0 if tx is None else tx, 0 if ty is None else ty)
 
 
 class Clone(Op):
@@ -378,6 +474,9 @@ class Clone(Op):
     def backward(self, grad, out, x):
         return (grad,)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0]
+
 
 class Cast(Op):
     """Change the dtype; the gradient is cast back to the input's dtype."""
@@ -392,3 +491,6 @@ class Cast(Op):
 
     def backward(self, grad, out, x):
         return (grad.astype(x.dtype),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0].astype(self.dtype)

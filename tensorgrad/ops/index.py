@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, replay, shape_of, sum_to
+from tensorgrad.ops.base import Op, call, linear_jvp, normalize_axis, replay, shape_of, sum_to
 
 
 def is_basic_index(index: Any) -> bool:
@@ -38,6 +38,8 @@ class GetItem(Op):
     def backward(self, grad, out, x):
         return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class IndexAdd(Op):
     """Scatter ``values`` into zeros of ``shape`` at ``index``: the VJP of indexing.
@@ -64,6 +66,8 @@ class IndexAdd(Op):
 
     def backward(self, grad, out, values):
         return (grad[self.index],)
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 class SetItem(Op):
@@ -101,6 +105,8 @@ class SetItem(Op):
             dvalue = sum_to(picked, shape_of(value))
         return dx, dvalue
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class CopyIntoView(Op):
     """A base tensor after an in-place change made through one of its views: ``base`` with
@@ -134,6 +140,8 @@ class CopyIntoView(Op):
         if nvalue:
             dvalue = self._view(grad)
         return dbase, dvalue
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 def _full_index(index: np.ndarray, axis: int) -> tuple[Any, ...]:
@@ -192,6 +200,8 @@ class Gather(Op):
         zeros = np.zeros(shape_of(x), dtype=grad.dtype)
         return (call(ScatterAdd, zeros, grad, axis=self.axis, index=self.index),)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class ScatterAdd(Op):
     """``x`` with ``src`` added at ``index`` along ``axis`` (PyTorch's ``scatter_add``):
@@ -227,3 +237,5 @@ class ScatterAdd(Op):
                 region = tuple(slice(n) for n in self.index.shape or (1,))
                 dsrc = call(IndexAdd, dsrc, shape=shape_of(src), index=region)
         return (grad if nx else None), dsrc
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents

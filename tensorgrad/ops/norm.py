@@ -45,3 +45,6 @@ class Normalize(Op):
         mean_grad = grad.mean(axis=self.axes, keepdims=True)
         mean_grad_out = (grad * out).mean(axis=self.axes, keepdims=True)
         return (inverse_std * (grad - mean_grad - out * mean_grad_out),)
+
+    def jvp(self, tangents, out, x):
+        return self.backward(tangents[0], out, x)[0]  # its Jacobian is symmetric: J·t = Jᵀ·t

@@ -90,6 +90,25 @@ class LSTMCell(Op):
         nx, nh, nc = self.needs_input_grad
         return (d_gates if nx else None, d_gates if nh else None, dc * f if nc else None)
 
+    def jvp(self, tangents, out, x_gates, h_gates, c):
+        """Forward mode: ``dc' = f'·c + f·ċ + i'·g + i·g'``, ``dh' = o'·tanh c' +
+        o (1 − tanh²c') dc'``, with each gate's tangent its derivative times ``ȧ``."""
+        tx, th, tc = tangents
+        if tx is None and th is None and tc is None:
+            return None
+        hidden = shape_of(c)[-1]
+        i, f, g, o = self._activations(x_gates, h_gates, hidden)
+        tanh_c = np.tanh(f * c + i * g)
+        dc = 0.0 if tc is None else f * tc
+        do = 0.0
+        if tx is not None or th is not None:
+            ta = tx if th is None else th if tx is None else tx + th
+            ti, tf, tg, to = (ta[..., k * hidden : (k + 1) * hidden] for k in range(4))
+            dc = dc + tf * f * (1.0 - f) * c + ti * i * (1.0 - i) * g + tg * (1.0 - g * g) * i
+            do = to * o * (1.0 - o) * tanh_c
+        dh = do + o * (1.0 - tanh_c * tanh_c) * dc
+        return np.stack([np.broadcast_to(dh, shape_of(c)), np.broadcast_to(dc, shape_of(c))])
+
 
 class GRUCell(Op):
     """The GRU cell's gates: ``(x_gates, h_gates, h) -> h'``.
@@ -133,3 +152,25 @@ class GRUCell(Op):
             np.concatenate([dr, dz, dn * r], axis=-1) if nh else None,
             grad * z if nstate else None,
         )
+
+    def jvp(self, tangents, out, x_gates, h_gates, h):
+        """Forward mode: ``dh' = (1 − z)·ṅ + ż·(h − n) + z·ḣ`` with ``ṙ, ż`` the sigmoids'
+        derivatives times their pre-activations' tangents and
+        ``ṅ = (1 − n²)(ẋ_n + ṙ h_n + r ḣ_n)``."""
+        tx, th, tstate = tangents
+        if tx is None and th is None and tstate is None:
+            return None
+        hidden = shape_of(h)[-1]
+        r, z, n = self._activations(x_gates, h_gates, hidden)
+        h_n = h_gates[..., 2 * hidden :]
+        result = 0.0 if tstate is None else z * tstate
+        if tx is not None or th is not None:
+            zero = np.zeros(shape_of(x_gates), dtype=getattr(x_gates, "dtype", np.float64))
+            tx = zero if tx is None else tx
+            th = zero if th is None else th
+            ta = tx[..., : 2 * hidden] + th[..., : 2 * hidden]
+            tr = ta[..., :hidden] * r * (1.0 - r)
+            tz = ta[..., hidden:] * z * (1.0 - z)
+            tn = (1.0 - n * n) * (tx[..., 2 * hidden :] + tr * h_n + r * th[..., 2 * hidden :])
+            result = result + (1.0 - z) * tn + tz * (h - n)
+        return np.broadcast_to(result, shape_of(h)) * 1.0

@@ -10,6 +10,7 @@ import numpy as np
 from tensorgrad.ops.base import (
     Op,
     expand_reduced,
+    linear_jvp,
     normalize_axis,
     reduction_axes,
     shape_of,
@@ -29,6 +30,11 @@ class _Reduction(Op):
     def _count(self, x) -> int:
         return int(np.prod([shape_of(x)[a] for a in self.axes], dtype=np.int64))
 
+    def _reduce(self, values):
+        """``values`` (of the input's shape) summed over the reduced axes, shaped like the
+        output: how a JVP adds up its elements' contributions."""
+        return values.sum(axis=self.axes, keepdims=self.keepdims)
+
     def _expand(self, grad, x):
         """The upstream gradient with reduced axes restored, broadcastable to ``x``."""
         return expand_reduced(grad, shape_of(x), self.axes, self.keepdims)
@@ -43,6 +49,8 @@ class Sum(_Reduction):
     def backward(self, grad, out, x):
         return (np.broadcast_to(self._expand(grad, x), shape_of(x)),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class Mean(_Reduction):
     uses_inputs = False
@@ -55,6 +63,8 @@ class Mean(_Reduction):
             self._count(x), 1
         )  # an empty mean is NaN; its (empty) gradient needs no division
         return (np.broadcast_to(self._expand(grad, x) / count, shape_of(x)),)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
 class Var(_Reduction):
@@ -72,6 +82,12 @@ class Var(_Reduction):
         dof = self._count(x) - self.correction
         scale = 2 / dof if dof > 0 else float("nan")  # as the forward: no variance to speak of
         return (self._expand(grad, x) * centered * scale,)
+
+    def jvp(self, tangents, out, x):
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        dof = self._count(x) - self.correction
+        scale = 2 / dof if dof > 0 else float("nan")
+        return self._reduce(centered * tangents[0]) * scale
 
 
 class Std(_Reduction):
@@ -95,6 +111,13 @@ class Std(_Reduction):
         scale = np.where(std == 0, 0.0, self._expand(grad, x) / safe)
         # no degrees of freedom: NaN, in the input's shape (centered's, not the output's)
         return (scale * centered / dof if dof > 0 else scale * centered * float("nan"),)
+
+    def jvp(self, tangents, out, x):
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        dof = self._count(x) - self.correction
+        safe = np.where(out == 0, 1.0, out)
+        slope = self._reduce(centered * tangents[0]) / (dof if dof > 0 else float("nan"))
+        return np.where(out == 0, 0.0, slope / safe)
 
 
 class Norm(_Reduction):
@@ -141,6 +164,20 @@ class Norm(_Reduction):
         scale = np.where(norm == 0, 0.0, g / safe ** (p - 1))
         return (scale * np.sign(x) * np.abs(x) ** (p - 1),)
 
+    def jvp(self, tangents, out, x):
+        p, norm, t = self.p, self._expand(out, x), tangents[0]
+        if p == 0:
+            return np.zeros_like(out)
+        if abs(p) == math.inf:
+            winners = np.abs(x) == norm
+            count = winners.sum(axis=self.axes, keepdims=True)
+            return self._reduce(np.sign(x) * winners * t / np.where(count == 0, 1, count))
+        safe = np.where(out == 0, 1.0, out)
+        if p == 2:
+            return np.where(out == 0, 0.0, self._reduce(x * t) / safe)
+        slope = self._reduce(np.sign(x) * np.abs(x) ** (p - 1) * t)
+        return np.where(out == 0, 0.0, slope / safe ** (p - 1))
+
 
 class Cumsum(Op):
     """Running sums along ``axis``; the VJP is the running sum of the gradient from the end."""
@@ -159,6 +196,8 @@ class Cumsum(Op):
             return (grad,)
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class _Extremum(_Reduction):
     """Max or min (PyTorch's ``amax``/``amin``, and ``max()`` without a dim). Tied extreme
@@ -172,6 +211,12 @@ class _Extremum(_Reduction):
         winners = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
         count = winners.sum(axis=self.axes, keepdims=True).astype(grad.dtype)
         return (winners * (self._expand(grad, x) / count),)
+
+    def jvp(self, tangents, out, x):
+        extreme = self._expand(out, x)
+        winners = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
+        count = winners.sum(axis=self.axes, keepdims=True).astype(out.dtype)
+        return self._reduce(winners * tangents[0] / count)
 
 
 class Max(_Extremum):
@@ -203,3 +248,6 @@ class LogSumExp(_Reduction):
 
     def backward(self, grad, out, x):
         return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
+
+    def jvp(self, tangents, out, x):
+        return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])
