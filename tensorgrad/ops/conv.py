@@ -823,6 +823,7 @@ class ConstantPad(Op):
     def jvp(self, tangents, out, x):
         return call(ConstantPad, tangents[0], pad=self.pad, value=0.0)  # the fill is constant
 
+
 # --------------------------------------------------------------------------- transposed
 def transposed_output_size(
     hw: Pair,
