@@ -7,7 +7,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``base``           ``Op``, ``sum_to`` (un-broadcasting), axis checks, ``call``/``replay``
 ``elementwise``    arithmetic and pointwise math: add … pow, exp, log, clip, maximum, where, cast
 ``activation``     sigmoid, relu, leaky relu, gelu, silu, softplus, elu, softmax, log-softmax
-``reduce``         sum, mean, var, std, norm, max/min, logsumexp, cumsum
+``reduce``         sum, mean, prod, var, std, norm, max/min, logsumexp, cumsum
 ``shape``          reshape, transpose, broadcast, concatenate, stack
 ``index``          getitem and its scatter, setitem, gather / scatter_add, view write-back
 ``linalg``         matmul
@@ -18,6 +18,11 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``pool``           max, average and adaptive average pooling
 ``recurrent``      the gate arithmetic of the LSTM and GRU cells
 ``attention``      scaled dot-product attention
+``trig``           inverse trigonometric and hyperbolic functions, atan2
+``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
+``division``       remainder and fmod, with gradients
+``scan``           cumprod and logcumsumexp
+``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
 =================  ==========================================================================
 """
 
@@ -43,6 +48,9 @@ from tensorgrad.ops.base import (
     sum_to,
 )
 from tensorgrad.ops.conv import ConstantPad, Conv2d, ConvTranspose2d, Fold, Unfold
+
+# issue 22's missing names: the ops that could not be composed exactly
+from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -82,13 +90,27 @@ from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.recurrent import GRUCell, LSTMCell
-from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
+from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
+from tensorgrad.ops.scan import Cumprod, LogCumSumExp
+from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
+from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
+from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
 
 __all__ = [
+    "I0",
+    "I1",
     "Abs",
+    # issue 22's missing names
+    "Acos",
+    "Acosh",
     "AdaptiveAvgPool2d",
     "Add",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atan2",
+    "Atanh",
     "AvgPool2d",
     "AvgPool2dBackward",
     "BinaryCrossEntropy",
@@ -103,13 +125,18 @@ __all__ = [
     "ConvTranspose2d",
     "CopyIntoView",
     "Cos",
+    "Cosh",
     "CrossEntropy",
+    "Cumprod",
     "Cumsum",
     "Div",
     "Elu",
     "Erf",
+    "Erfc",
+    "Erfinv",
     "Exp",
     "Expm1",
+    "Fmod",
     "Fold",
     "GRUCell",
     "Gather",
@@ -118,10 +145,12 @@ __all__ = [
     "IndexAdd",
     "LSTMCell",
     "LeakyRelu",
+    "Lgamma",
     "Linear",
     "LinearChain",
     "Log",
     "Log1p",
+    "LogCumSumExp",
     "LogSoftmax",
     "LogSumExp",
     "MatMul",
@@ -136,15 +165,21 @@ __all__ = [
     "Norm",
     "Normalize",
     "Op",
+    "Polygamma",
     "Pow",
+    "Prod",
     "Relu",
+    "Remainder",
     "Reshape",
     "ScaledDotProductAttention",
     "ScatterAdd",
+    "ScatterReduce",
     "SetItem",
     "Sigmoid",
     "Silu",
     "Sin",
+    "Sinc",
+    "Sinh",
     "Softmax",
     "Softplus",
     "Sqrt",
@@ -162,6 +197,7 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "replay",
+    "scatter_positions",
     "shape_of",
     "sum_to",
 ]

@@ -88,6 +88,11 @@ class Gelu(Op):
             return 0.5 * x * (1 + t)
         return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
 
+    def scalar_forward(self, x):
+        if self.approximate == "tanh":
+            return self.forward(x)
+        return 0.5 * x * (1 + Erf().scalar_forward(x * _INV_SQRT_2))
+
     def backward(self, grad, out, x):
         if self.approximate == "tanh":
             saved_x, t = self.saved if self.saved is not None else (None, None)
@@ -131,6 +136,10 @@ class Softplus(Op):
         soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / self.beta
         return np.where(z > self.threshold, x, soft)
 
+    def scalar_forward(self, x):
+        z = x * self.beta
+        return np.where(z > self.threshold, x, np.log(1 + np.exp(z)) / self.beta)
+
     def backward(self, grad, out, x):
         z = x * self.beta
         return (grad * np.where(z > self.threshold, 1.0, call(Sigmoid, z)),)
@@ -150,6 +159,9 @@ class Elu(Op):
 
     def forward(self, x):
         return np.where(x > 0, x, self.alpha * np.expm1(np.minimum(x, 0)))
+
+    def scalar_forward(self, x):
+        return np.where(x > 0, x, self.alpha * (np.exp(x) - 1))
 
     def backward(self, grad, out, x):
         return (grad * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0))),)

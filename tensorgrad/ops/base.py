@@ -83,6 +83,14 @@ class Op(ABC):
         """Whether backward reads the output's value, given ``needs``."""
         return self.uses_output
 
+    def scalar_forward(self, *inputs: Any) -> Any:
+        """The forward on NumPy object arrays of scalar values: the reference the scalar-engine
+        oracle differentiates (``tensorgrad.autograd.scalar_oracle``). By default ``forward``
+        itself, which NumPy runs element by element through the values' own arithmetic; an op
+        whose forward cannot (SciPy, ``np.log1p``) overrides this beside its forward, with
+        the values' operators and methods only (``ops.object_arrays``)."""
+        return self.forward(*inputs)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
 

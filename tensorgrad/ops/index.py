@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, call, linear_jvp, normalize_axis, replay, shape_of, sum_to
 
 
@@ -55,7 +56,12 @@ class IndexAdd(Op):
         self.shape, self.index = tuple(shape), index
 
     def forward(self, values):
-        result = np.zeros(self.shape, dtype=values.dtype)
+        return self._scatter(np.zeros(self.shape, dtype=values.dtype), values)
+
+    def scalar_forward(self, values):
+        return self._scatter(np.zeros(self.shape, dtype=object), object_arrays.element(values))
+
+    def _scatter(self, result, values):
         index = self.index
         single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
         if is_basic_index(index) or single_mask:
@@ -86,6 +92,9 @@ class SetItem(Op):
         out = np.array(x, copy=True)
         out[self.index] = value
         return out
+
+    def scalar_forward(self, x, value):
+        return self.forward(x, object_arrays.element(value))
 
     def forward_inplace(self, target, value):
         target[self.index] = value

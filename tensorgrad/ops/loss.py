@@ -211,6 +211,9 @@ class BinaryCrossEntropy(Op):
             log_q = np.maximum(np.log1p(-p), -100.0)
         return -(log_p * y + log_q * (1 - y))
 
+    def scalar_forward(self, p, y):
+        return -(y * np.maximum(np.log(p), -100.0) + (1 - y) * np.maximum(np.log(1 - p), -100.0))
+
     def backward(self, grad, out, p, y):
         np_, ny = self.needs_input_grad
         grad_p = grad_y = None
@@ -239,6 +242,9 @@ class BinaryCrossEntropyWithLogits(Op):
 
     def forward(self, x, y):
         return np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+
+    def scalar_forward(self, x, y):
+        return np.maximum(x, 0) - x * y + np.log(1 + np.exp(-np.abs(x)))
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad

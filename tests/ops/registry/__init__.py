@@ -25,6 +25,15 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``attention``      scaled dot-product attention
 ``pytorch_ports``  softplus, elu, silu, binary cross-entropy, weighted and ignoring losses,
                    the L1 family, KL divergence (what ported PyTorch programs use)
+``trig``           asin … atanh, sinh, cosh, atan2
+``special``        erfc, erfinv, lgamma, digamma, polygamma, i0, i1, sinc
+``division``       remainder and fmod
+``scan``           cumprod, logcumsumexp, cummax, cummin
+``scatter``        scatter, scatter_reduce (all reductions), index_add/copy/fill,
+                   masked_scatter, index_put
+``composed``       issue 22's compositions: einsum, tensordot, median, kthvalue, hypot,
+                   logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and RMS norm,
+                   cosine similarity
 =================  ==========================================================================
 
 Adding an op: add its entry to the module of its family (as ``tensorgrad/ops/``), with
@@ -35,16 +44,19 @@ maximum) so central differences never straddle one; the conventions at kinks are
 separately, by value, in ``test_backward.py``.
 
 Ops whose forward cannot run on NumPy object arrays of scalar ``Value`` (SciPy's erf,
-``np.isfinite`` in logsumexp, ``np.log1p``, ``ndarray.var``, a tensor exponent, a cast) get
-their scalar-engine reference, built from Value operations, in
-``tensorgrad.autograd.checks.SCALAR_FORWARDS``, so the public ``check_with_scalar_engine``
-handles them too.
+``np.isfinite`` in logsumexp, ``np.log1p``, ``ndarray.var``, a tensor exponent, a cast)
+declare their scalar-engine reference, built from Value operations, beside their forward
+(``scalar_forward`` in ``tensorgrad/ops/``), so the public ``check_with_scalar_engine``
+handles them too; nothing to add here.
 """
 
-from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
+# issue 22's missing names
+from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries  # noqa: F401 - importing a family module registers its entries
     activation,
     attention,
+    composed,
     conv,
+    division,
     elementwise,
     index,
     linalg,
@@ -55,7 +67,11 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     pytorch_ports,
     recurrent,
     reduce,
+    scan,
+    scatter,
     shape,
+    special,
+    trig,
 )
 from tests.ops.registry.core import (
     BINARY_SHAPES,
