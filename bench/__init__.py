@@ -2,7 +2,8 @@
 
 Each section is a module with ``run(args) -> str`` returning Markdown: ``mlp`` (training and
 inference against NumPy by hand and PyTorch), ``ops`` (per-op overhead and throughput),
-``cnn`` (PyTorch's MNIST convolutional net against PyTorch and NumPy by hand), ``scalar``
+``cnn`` (PyTorch's MNIST convolutional net against PyTorch and NumPy by hand), ``seq``
+(GPTs and an LSTM word language model against PyTorch), ``scalar``
 (the scalar engine), ``memory`` (peak and steady-state memory), ``loader`` (items per
 second through the DataLoader), ``func`` (``tg.func``: per-sample gradients, a JVP's cost,
 jacfwd against jacrev) and, when mpi4py is installed, ``distributed``
@@ -11,6 +12,6 @@ jacfwd against jacrev) and, when mpi4py is installed, ``distributed``
 
 import importlib.util
 
-SECTIONS = ("mlp", "cnn", "ops", "scalar", "memory", "loader", "func")
+SECTIONS = ("mlp", "cnn", "seq", "ops", "scalar", "memory", "loader", "func")
 if importlib.util.find_spec("mpi4py") is not None:  # found without starting MPI
     SECTIONS += ("distributed",)

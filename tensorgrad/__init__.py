@@ -101,6 +101,7 @@ from tensorgrad.core.functions import (
     vstack,
     where,
 )
+from tensorgrad.core.sampling import bernoulli, multinomial, normal
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import (
     enable_grad,
@@ -215,6 +216,7 @@ __all__ = [
     "autograd",
     "backend",
     "backward",
+    "bernoulli",
     "bool_",
     "cat",
     "chunk",
@@ -253,7 +255,9 @@ __all__ = [
     "maximum",
     "meshgrid",
     "minimum",
+    "multinomial",
     "no_grad",
+    "normal",
     "numel",
     "ones",
     "ones_like",

@@ -569,6 +569,34 @@ del _name
 clip = clamp  # noqa: F821 - one function under PyTorch's two names
 
 
+def unique(
+    input: Any,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """``input.unique(...)``: the distinct elements, sorted (see :meth:`Tensor.unique`)."""
+    return as_tensor(input).unique(sorted, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(
+    input: Any, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Any:
+    """``input.unique_consecutive(...)``: each run of equal elements collapsed to one."""
+    return as_tensor(input).unique_consecutive(return_inverse, return_counts, dim)
+
+
+def msort(input: Any) -> Any:
+    """``input.msort()``: sorted along dimension 0."""
+    return as_tensor(input).msort()
+
+
+def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """``input.kthvalue(k, dim, keepdim)``: the k-th smallest values and their indices."""
+    return as_tensor(input).kthvalue(k, dim, keepdim)
+
+
 def polygamma(n: int, input: Any) -> Any:
     """``tg.polygamma(n, x)``: the n-th derivative of digamma (PyTorch's argument order)."""
     return as_tensor(input).polygamma(n)

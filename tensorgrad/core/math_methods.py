@@ -481,6 +481,67 @@ class MathMethods:
             return ValuesIndices(self.gather(axis, indices), indices)
         return ValuesIndices(self, indices)
 
+    def msort(self) -> Any:
+        """The values sorted along dimension 0 (``sort(dim=0).values``)."""
+        return self.sort(0).values
+
+    def unique(
+        self,
+        sorted: bool = True,
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: int | None = None,
+    ) -> Any:
+        """The distinct elements (``dim=None``, flattened) or distinct slices along ``dim``,
+        sorted; with ``return_inverse`` also where each element (slice) went, with
+        ``return_counts`` how often each occurs. NaNs are not merged, as in PyTorch. The result
+        is sorted for ``sorted=False`` too, which PyTorch allows. No gradient."""
+        data = self._data
+        if dim is None:
+            values, inverse, counts = np.unique(
+                data.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False
+            )
+            inverse = inverse.reshape(self.shape)
+        else:
+            axis = ops.normalize_axis(dim, max(self.ndim, 1), "unique")
+            data = data.reshape(1) if not self.ndim else data
+            if data.size == 0 and data.shape[axis] != 0:
+                raise RuntimeError(
+                    "unique: There are 0 sized dimensions, and they aren't selected, so unique "
+                    f"cannot be applied (shape {self.shape}, dim {dim})"
+                )
+            if data.shape[axis] == 0:
+                values = data
+                inverse = counts = np.zeros(0, dtype=np.int64)
+            else:
+                values, inverse, counts = np.unique(
+                    data, return_inverse=True, return_counts=True, axis=axis
+                )
+                inverse = inverse.reshape(-1)
+        return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
+    def unique_consecutive(
+        self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+    ) -> Any:
+        """Collapse each run of equal consecutive elements (or slices along ``dim``) to one,
+        as ``uniq`` does; ``return_inverse``/``return_counts`` as in :meth:`unique`."""
+        if dim is None:
+            data = self._data.reshape(-1)
+            changes = data[1:] != data[:-1]
+        else:
+            axis = ops.normalize_axis(dim, max(self.ndim, 1), "unique_consecutive")
+            data = np.moveaxis(self._data.reshape(1) if not self.ndim else self._data, axis, 0)
+            changes = np.any((data[1:] != data[:-1]).reshape(max(len(data) - 1, 0), -1), axis=1)
+        starts = np.concatenate([[True], changes]) if len(data) else np.zeros(0, dtype=bool)
+        values = data[starts]
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(np.flatnonzero(starts), len(data)))
+        if dim is None:
+            inverse = inverse.reshape(self.shape)
+        else:
+            values = np.moveaxis(values, 0, axis)
+        return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
     # ----------------------------------------------------------------- casts
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """PyTorch's ``to``: a dtype, a device, another tensor (its dtype and device), or
@@ -518,6 +579,23 @@ class MathMethods:
         if self.requires_grad and not backend.is_floating(dtype):
             return wrap(self._data.astype(dtype))
         return apply(ops.Cast(dtype), self)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Without ``dtype``, PyTorch's type string (``'torch.FloatTensor'`` for float32,
+        so ported comparisons hold); with one (a dtype, or such a string), this tensor cast
+        to it, as ``to(dtype)``."""
+        if dtype is None:
+            return _TYPE_NAMES.get(self.dtype, f"torch.{self.dtype}")
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            module, _, name = dtype.rpartition(".")
+            if module.endswith("cuda"):
+                raise backend.UnsupportedError(
+                    f"type({dtype!r}): tensorgrad runs on the CPU only (see docs/porting.md)"
+                )
+            if module not in ("torch", "tensorgrad") or name not in _TYPE_DTYPES:
+                raise ValueError(f"invalid type: {dtype!r}")
+            dtype = _TYPE_DTYPES[name]
+        return self.astype(dtype)
 
     def type_as(self, other: Any) -> Any:
         """This tensor in ``other``'s dtype (``other`` must be a tensor, as in PyTorch)."""
@@ -1056,6 +1134,32 @@ class MathMethods:
 
 
 # --------------------------------------------------------------------------- helpers
+def _unique_result(values, inverse, counts, return_inverse: bool, return_counts: bool) -> Any:
+    """``unique``'s result: the values alone, or a tuple with the inverse and/or the counts
+    (int64, as PyTorch's)."""
+    result = [wrap(np.ascontiguousarray(values))]
+    if return_inverse:
+        result.append(wrap(np.asarray(inverse, dtype=np.int64)))
+    if return_counts:
+        result.append(wrap(np.asarray(counts, dtype=np.int64)))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+#: PyTorch's legacy tensor type names by dtype (``Tensor.type()``)
+_TYPE_DTYPES: dict[str, Any] = {
+    "FloatTensor": backend.float32,
+    "DoubleTensor": backend.float64,
+    "HalfTensor": backend.float16,
+    "LongTensor": backend.int64,
+    "IntTensor": backend.int32,
+    "ShortTensor": backend.int16,
+    "CharTensor": backend.int8,
+    "ByteTensor": backend.uint8,
+    "BoolTensor": backend.bool_,
+}
+_TYPE_NAMES = {backend.as_dtype(d): f"torch.{name}" for name, d in _TYPE_DTYPES.items()}
+
+
 def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""

@@ -27,7 +27,6 @@ from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
 from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index
-from tensorgrad.grad_mode import no_grad
 
 
 class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
@@ -141,7 +140,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def device(self) -> backend.device:
         return backend.CPU
 
+    #: PyTorch's device flags: every tensor is on the CPU
     is_cuda = False
+    is_xpu = False
+    is_mps = False
+    is_meta = False
+    is_cpu = True
 
     @property
     def ndim(self) -> int:
@@ -297,7 +301,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return creation.full(size, fill_value, dtype, device, requires_grad)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        return self if self._data.flags.c_contiguous else self.clone()
+        """This tensor if its memory is row-major (C-contiguous), else a row-major copy that
+        the gradient flows through; ``is_contiguous()`` holds afterwards and ``view`` works."""
+        return self if self._data.flags.c_contiguous else apply(ops.Clone("C"), self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -621,17 +627,38 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         mask_array = np.broadcast_to(mask_array, self.shape)
         return apply_inplace(ops.SetItem(mask_array), self, _inplace_operand(value))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
-        """Fill with samples from U(a, b) drawn from the global generator."""
-        _random_fill_check("uniform_", self)
-        with no_grad():
-            return self.copy_(backend.rng().uniform(a, b, self.shape).astype(self.dtype))
+    # ----------------------------------------------------------------- random (core/sampling.py)
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples from U(a, b), from ``generator`` or the global generator."""
+        from tensorgrad.core import sampling
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
-        """Fill with samples from N(mean, std²) drawn from the global generator."""
-        _random_fill_check("normal_", self)
-        with no_grad():
-            return self.copy_(backend.rng().normal(mean, std, self.shape).astype(self.dtype))
+        return sampling.uniform_(self, a, b, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples from N(mean, std²), from ``generator`` or the global generator."""
+        from tensorgrad.core import sampling
+
+        return sampling.normal_(self, mean, std, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 1 (probability ``p``, a number or a broadcasting tensor) or 0."""
+        from tensorgrad.core import sampling
+
+        return sampling.bernoulli_(self, p, generator=generator)
+
+    def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Tensor:
+        """``tg.bernoulli(self)``: 1 with this tensor's probabilities, else 0."""
+        from tensorgrad.core import sampling
+
+        return sampling.bernoulli(self, p, generator=generator)
+
+    def multinomial(
+        self, num_samples: int, replacement: bool = False, *, generator: Any = None
+    ) -> Tensor:
+        """``tg.multinomial(self, ...)``: category indices drawn by these weights."""
+        from tensorgrad.core import sampling
+
+        return sampling.multinomial(self, num_samples, replacement, generator=generator)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value``; recorded (``value``'s gradient flows) when a gradient will be
@@ -671,11 +698,6 @@ def _inplace_operand(value: Any, alpha: float = 1) -> Any:
     if value is NotImplemented:
         raise TypeError(f"in-place operand must be a tensor, an array or a number, got {value!r}")
     return value if alpha == 1 else value * alpha
-
-
-def _random_fill_check(name: str, tensor: Tensor) -> None:
-    if tensor.dtype.kind != "f":
-        raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
 
 
 def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:

@@ -76,12 +76,27 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+#: indices drawn at a time with replacement: the iterator holds one chunk, never all
+#: ``num_samples`` (minGPT's "infinite" ``num_samples=int(1e10)``)
+_CHUNK = 4096
+
+
+def _private_stream(source: np.random.Generator) -> np.random.Generator:
+    """A generator of the iterator's own, seeded from ``source`` when the iterator is made:
+    the draws then come lazily, in chunks, yet do not depend on what else draws from
+    ``source`` meanwhile (dropout, other loaders), and successive iterators differ."""
+    return np.random.Generator(np.random.PCG64(int(source.integers(0, 2**63))))
+
+
 class RandomSampler(Sampler):
     """A random permutation of ``range(len(data_source))``, drawn anew for every iteration.
 
     With ``replacement``, ``num_samples`` indices drawn independently; without, as many
-    permutations as needed for ``num_samples`` (default: the length). The draw happens when
-    the iterator is made, so iterators made one after the other get successive permutations.
+    permutations as needed for ``num_samples`` (default: the length). Indices are drawn
+    lazily (a chunk, or one permutation, at a time, as PyTorch does), so ``num_samples`` may
+    be huge. The iterator's stream is seeded when the iterator is made, so iterators made
+    one after the other get successive orders, and ``tg.manual_seed`` (or ``generator``)
+    makes them reproducible.
     """
 
     def __init__(
@@ -113,16 +128,24 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n, count = len(self.data_source), int(self.num_samples)
-        rng = _rng(self.generator)
+        rng = _private_stream(_rng(self.generator))
         if self.replacement:
-            return iter(rng.integers(0, n, size=count).tolist())
-        orders = [rng.permutation(n) for _ in range(count // n)]
-        if count % n:
-            orders.append(rng.permutation(n)[: count % n])
-        return itertools.chain.from_iterable(order.tolist() for order in orders)
+            return _with_replacement(rng, n, count)
+        return _permutations(rng, n, count)
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+def _with_replacement(rng: np.random.Generator, n: int, count: int) -> Iterator[int]:
+    for start in range(0, count, _CHUNK):
+        yield from rng.integers(0, n, size=min(_CHUNK, count - start)).tolist()
+
+
+def _permutations(rng: np.random.Generator, n: int, count: int) -> Iterator[int]:
+    for start in range(0, count, n):
+        order = rng.permutation(n)
+        yield from order[: min(n, count - start)].tolist()
 
 
 class SubsetRandomSampler(Sampler):
@@ -188,10 +211,16 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         p = self.weights / self.weights.sum()
-        drawn = _rng(self.generator).choice(
-            len(p), size=self.num_samples, replace=self.replacement, p=p
-        )
-        return iter(drawn.tolist())
+        if not self.replacement:  # at most len(weights) samples: drawn at once
+            drawn = _rng(self.generator).choice(len(p), size=self.num_samples, replace=False, p=p)
+            return iter(drawn.tolist())
+        return self._lazily(_private_stream(_rng(self.generator)), p)
+
+    def _lazily(self, rng: np.random.Generator, p: np.ndarray) -> Iterator[int]:
+        """With replacement, a chunk at a time (a huge ``num_samples`` costs no memory)."""
+        for start in range(0, self.num_samples, _CHUNK):
+            size = min(_CHUNK, self.num_samples - start)
+            yield from rng.choice(len(p), size=size, replace=True, p=p).tolist()
 
     def __len__(self) -> int:
         return self.num_samples

@@ -14,9 +14,11 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``linear``         the fused linear layer and linear chain
 ``loss``           cross-entropy, binary cross-entropy (of probabilities and with logits)
 ``norm``           the normalisation core of batch and layer norm
-``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
+``conv``           conv2d, conv_transpose2d, unfold (im2col), fold (col2im), constant padding
 ``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
 ``pool``           max, average and adaptive average pooling
+``recurrent``      the gate arithmetic of the LSTM and GRU cells
+``attention``      scaled dot-product attention
 ``trig``           inverse trigonometric and hyperbolic functions, atan2
 ``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
 ``division``       remainder and fmod, with gradients
@@ -38,6 +40,7 @@ from tensorgrad.ops.activation import (
     Softmax,
     Softplus,
 )
+from tensorgrad.ops.attention import ScaledDotProductAttention
 from tensorgrad.ops.base import (
     Op,
     call,
@@ -47,7 +50,7 @@ from tensorgrad.ops.base import (
     shape_of,
     sum_to,
 )
-from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
+from tensorgrad.ops.conv import ConstantPad, Conv2d, ConvTranspose2d, Fold, Unfold
 
 # issue 22's missing names: the ops that could not be composed exactly
 from tensorgrad.ops.division import Fmod, Remainder
@@ -89,6 +92,7 @@ from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
+from tensorgrad.ops.recurrent import GRUCell, LSTMCell
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
 from tensorgrad.ops.scan import Cumprod, LogCumSumExp
 from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
@@ -121,6 +125,7 @@ __all__ = [
     "Concatenate",
     "ConstantPad",
     "Conv2d",
+    "ConvTranspose2d",
     "CopyIntoView",
     "Cos",
     "Cosh",
@@ -136,10 +141,12 @@ __all__ = [
     "Expm1",
     "Fmod",
     "Fold",
+    "GRUCell",
     "Gather",
     "Gelu",
     "GetItem",
     "IndexAdd",
+    "LSTMCell",
     "LeakyRelu",
     "Lgamma",
     "Linear",
@@ -167,6 +174,7 @@ __all__ = [
     "Relu",
     "Remainder",
     "Reshape",
+    "ScaledDotProductAttention",
     "ScatterAdd",
     "ScatterReduce",
     "SetItem",

@@ -76,12 +76,16 @@ class Gelu(Op):
 
     def __init__(self, approximate: str = "none"):
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise RuntimeError(
+                f"gelu: approximate argument must be either none or tanh, got {approximate!r}"
+            )
         self.approximate = approximate
 
     def forward(self, x):
         if self.approximate == "tanh":
-            return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
+            self.saved = (x, t)  # backward reuses the tanh on these very arrays
+            return 0.5 * x * (1 + t)
         return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
 
     def scalar_forward(self, x):
@@ -91,7 +95,9 @@ class Gelu(Op):
 
     def backward(self, grad, out, x):
         if self.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
+            saved_x, t = self.saved if self.saved is not None else (None, None)
+            if x is not saved_x:  # recording on Tensors (create_graph): differentiable again
+                t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
             dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
         cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))

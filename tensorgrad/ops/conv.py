@@ -377,3 +377,160 @@ class ConstantPad(Op):
 
     def jvp(self, tangents, out, x):
         return call(ConstantPad, tangents[0], pad=self.pad, value=0.0)  # the fill is constant
+
+
+# --------------------------------------------------------------------------- transposed
+def transposed_output_size(
+    hw: Pair,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair,
+    output_padding: Pair,
+    dilation: Pair,
+) -> Pair:
+    """(H − 1)·s − 2p + d·(k − 1) + output_padding + 1 along each axis (PyTorch's)."""
+    return tuple(  # type: ignore[return-value]
+        (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for n, k, s, p, op, d in zip(hw, kernel, stride, padding, output_padding, dilation)
+    )
+
+
+class ConvTranspose2d(Op):
+    """Transposed convolution (PyTorch's ``conv_transpose2d``), the adjoint of ``Conv2d``
+    with respect to its input: x (N, Cin, H, W), weight (Cin, Cout/groups, kH, kW), bias
+    (Cout,) → (N, Cout, OH, OW), OH = (H − 1)·s − 2p + d·(kH − 1) + output_padding + 1.
+
+    Forward is col2im of Wᵀ · x: each input pixel adds its kernel-sized, weighted patch onto
+    the output at stride s, overlapping patches summing; then ``padding`` is cropped from
+    each side and ``output_padding`` rows and columns are kept at the bottom and right. As a
+    convolution's input gradient, its VJPs are convolutions: dx = conv2d(dout, W) with the
+    same stride, padding, dilation and groups; dW pairs x with the windows of dout (an
+    im2col), and db sums dout. They are written once, with operations arrays and Tensors
+    share, so second derivatives work.
+    """
+
+    name = "conv_transpose2d"
+
+    def __init__(
+        self,
+        stride: Pair = (1, 1),
+        padding: Pair = (0, 0),
+        output_padding: Pair = (0, 0),
+        dilation: Pair = (1, 1),
+        groups: int = 1,
+    ):
+        self.stride, self.padding = tuple(stride), tuple(padding)
+        self.output_padding, self.dilation, self.groups = (
+            tuple(output_padding),
+            tuple(dilation),
+            int(groups),
+        )
+
+    def _geometry(self, x: Any, weight: Any, bias: Any) -> tuple[Pair, Padding, Pair]:
+        """Check the shapes; return the output's (OH, OW), the padding per side that makes
+        the convolution with the output give x's size back, and the rows and columns beyond
+        (always 0 before the bias: ``output_padding`` larger than ``padding``)."""
+        op, g = self.name, self.groups
+        x_shape, w_shape = shape_of(x), shape_of(weight)
+        if len(w_shape) != 4:
+            raise ValueError(
+                f"{op}: weight must be 4-D (in_channels, out_channels/groups, kH, kW), got "
+                f"shape {w_shape}"
+            )
+        if len(x_shape) != 4:
+            raise ValueError(f"{op}: expected a 4-D (N, C, H, W) input, got shape {x_shape}")
+        if w_shape[0] % g:
+            raise ValueError(
+                f"{op}: groups={g} must divide the weight's {w_shape[0]} input channels "
+                f"(weight of shape {w_shape})"
+            )
+        if x_shape[1] != w_shape[0]:
+            raise ValueError(
+                f"{op}: input of shape {x_shape} has {x_shape[1]} channels, but weight of "
+                f"shape {w_shape} expects {w_shape[0]}"
+            )
+        out_channels = w_shape[1] * g
+        if bias is not None and shape_of(bias) != (out_channels,):
+            raise ValueError(
+                f"{op}: bias of shape {shape_of(bias)} does not match weight of shape "
+                f"{w_shape} with groups={g} (expected ({out_channels},))"
+            )
+        for o, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if o >= max(s, d) or o < 0:
+                raise RuntimeError(
+                    f"{op}: output padding must be smaller than either stride or dilation, "
+                    f"but got output_padding={self.output_padding}, stride={self.stride}, "
+                    f"dilation={self.dilation}"
+                )
+        out_hw = transposed_output_size(
+            x_shape[2:], w_shape[2:], self.stride, self.padding, self.output_padding,
+            self.dilation,
+        )  # fmt: skip
+        if min(out_hw) < 1:
+            raise ValueError(
+                f"{op}: the output's spatial size {out_hw} is not positive (input {x_shape}, "
+                f"weight {w_shape}, stride {self.stride}, padding {self.padding}, dilation "
+                f"{self.dilation}, output_padding {self.output_padding})"
+            )
+        pads = tuple((p, max(p - o, 0)) for p, o in zip(self.padding, self.output_padding))
+        beyond = tuple(max(o - p, 0) for p, o in zip(self.padding, self.output_padding))
+        return out_hw, pads, beyond  # type: ignore[return-value]
+
+    def _window(self, pads: Padding, kernel: Pair) -> dict[str, Any]:
+        return {
+            "kernel_size": kernel,
+            "dilation": self.dilation,
+            "padding": pads,
+            "stride": self.stride,
+        }
+
+    def forward(self, x, weight, bias=None):
+        (oh, ow), pads, (eh, ew) = self._geometry(x, weight, bias)
+        n, cin, h, w = x.shape
+        _, cog, kh, kw = weight.shape
+        g = self.groups
+        # per group, Wᵀ (C_out/G·kH·kW, C_in/G) times x (C_in/G, H·W): the columns to fold
+        wmat = weight.reshape(g, cin // g, cog * kh * kw).transpose(0, 2, 1)
+        cols = np.matmul(wmat, x.reshape(n, g, cin // g, h * w))
+        cols = cols.reshape(n, g * cog * kh * kw, h * w)
+        folded = Fold((oh - eh, ow - ew), **self._window(pads, (kh, kw))).forward(cols)
+        dtype = folded.dtype if bias is None else np.result_type(folded, bias)
+        out = np.zeros((n, g * cog, oh, ow), dtype=dtype)
+        out[:, :, : oh - eh, : ow - ew] = folded
+        if bias is not None:
+            out += bias.reshape(-1, 1, 1)
+        return out
+
+    def backward(self, grad, out, x, weight, bias=None):
+        need_x, need_w = self.needs_input_grad[:2]
+        need_b = bias is not None and self.needs_input_grad[2]
+        (oh, ow), pads, (eh, ew) = self._geometry(x, weight, None)
+        n, cin, h, w = shape_of(x)
+        _, cog, kh, kw = shape_of(weight)
+        g = self.groups
+        reached = grad[:, :, : oh - eh, : ow - ew] if eh or ew else grad  # the rest is bias only
+        dx = dw = db = None
+        if need_x:  # the convolution whose input gradient the forward is
+            dx = call(
+                Conv2d, reached, weight, stride=self.stride, padding=pads,
+                dilation=self.dilation, groups=g,
+            )  # fmt: skip
+        if need_w:  # dW[ci, co, i, j] = Σ x[n, ci, l] · windows(dout)[n, (co, i, j), l]
+            windows = call(Unfold, reached, **self._window(pads, (kh, kw)))
+            windows = windows.reshape((n, g, cog * kh * kw, h * w))
+            xs = x.reshape((n, g, cin // g, h * w))
+            dw = np.sum(xs @ np.swapaxes(windows, 2, 3), axis=0).reshape((cin, cog, kh, kw))
+        if need_b:
+            db = np.sum(grad, axis=(0, 2, 3))
+        return dx, dw, db
+
+    def jvp(self, tangents, out, x, weight, bias=None):
+        """Bilinear in (x, weight), plus the bias: the op on (ẋ, W) and on (x, Ẇ), and ḃ."""
+        tx, tw, tb = (*tangents, None, None)[:3]
+        return add_tangents(
+            None if tx is None else self.forward(tx, weight),
+            None if tw is None else self.forward(x, tw),
+            None if tb is None else tb.reshape(1, -1, 1, 1),
+        )
+
+

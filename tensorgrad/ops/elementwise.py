@@ -147,6 +147,19 @@ def _log_of_base(x: Any) -> Any:
     return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan))
 
 
+def _power(x: Any, y: Any) -> Any:
+    """``x ** y``, with small whole exponents of float arrays as products: NumPy's ``power``
+    calls ``pow`` per element for them (``x ** 3.0`` takes some 100 times ``x * x * x``; GELU's
+    tanh form has one)."""
+    if type(x) is np.ndarray and x.dtype.kind == "f" and type(y) in (int, float):
+        if y == 3:
+            return x * x * x
+        if y == 4:
+            square = x * x
+            return square * square
+    return x**y
+
+
 class Pow(Op):
     """``x ** y``. With a constant exponent only the base gets a gradient.
 
@@ -163,7 +176,7 @@ class Pow(Op):
     def forward(self, x, y):
         if type(y) is int and y < 0 and x.dtype.kind in "biu":  # NumPy checks only elements
             raise ValueError("pow: Integers to negative integer powers are not allowed.")
-        return x**y
+        return _power(x, y)
 
     def scalar_forward(self, x, y):
         if object_arrays.holds_values(y):  # no value ** value: exp(y log x), for x > 0
@@ -175,7 +188,7 @@ class Pow(Op):
         dx = dy = None
         if nx:
             if isinstance(y, (int, float)):
-                dx = grad * 0.0 if y == 0 else grad * (y * x ** (y - 1))
+                dx = grad * 0.0 if y == 0 else grad * (y * _power(x, y - 1))
             else:
                 zero = y == 0  # x ** 0 is 1 everywhere: no slope (and no 0 ** -1 to compute)
                 base = np.where(zero, 1.0, x)
@@ -482,13 +495,19 @@ class Where(Op):
 
 
 class Clone(Op):
-    """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes."""
+    """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes.
+
+    ``order="K"`` keeps the input's memory layout (PyTorch's ``preserve_format``);
+    ``order="C"`` lays the copy out row-major, which ``contiguous()`` needs."""
 
     name = "clone"
     uses_inputs = False
 
+    def __init__(self, order: str = "K"):
+        self.order = order
+
     def forward(self, x):
-        return np.array(x, copy=True)
+        return np.array(x, copy=True, order=self.order)
 
     def backward(self, grad, out, x):
         return (grad,)

@@ -42,8 +42,9 @@ class CrossEntropy(Op):
                 f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
             )
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(
-                f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}"
+            raise RuntimeError(
+                "cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: "
+                f"{label_smoothing}"
             )
         self.target, self.reduction, self.smoothing = target, reduction, label_smoothing
         self.weight, self.ignore_index = weight, ignore_index
@@ -98,14 +99,21 @@ class CrossEntropy(Op):
                 "(convert them with .float())"
             )
         n, c = logits.shape
+        if target.dtype.kind not in "iu":
+            raise RuntimeError(
+                "cross_entropy: expected target dtype to be Long or Byte (class indices), but "
+                f"got {target.dtype}"
+            )
+        if len(shape_of(target)) != 1:
+            raise RuntimeError(
+                "cross_entropy: 0D or 1D target tensor expected, multi-target not supported "
+                f"(logits of shape {logits.shape}, target of shape {shape_of(target)})"
+            )
         if shape_of(target) != (n,):
             raise ValueError(
-                f"cross_entropy: target must have shape ({n},) to match logits of shape "
-                f"{logits.shape}, got {shape_of(target)}"
-            )
-        if target.dtype.kind not in "iu":
-            raise TypeError(
-                f"cross_entropy: target must hold class indices (integers), got {target.dtype}"
+                f"cross_entropy: Expected input batch_size ({n}) to match target batch_size "
+                f"({shape_of(target)[0] if shape_of(target) else 1}): logits of shape "
+                f"{logits.shape}, target of shape {shape_of(target)}"
             )
         if self.weight is not None and shape_of(self.weight) != (c,):
             raise RuntimeError(
@@ -133,7 +141,7 @@ class CrossEntropy(Op):
         """The forward with class weights or ignored samples, through the target matrix T."""
         targets, divisor = self._weighted_targets(kept, logp.shape, logp.dtype)
         self.saved = (logits, logp, targets, divisor)
-        losses = -np.add.reduce(logp * targets, axis=1)
+        losses = 0.0 - np.add.reduce(logp * targets, axis=1)  # an ignored sample: +0, not -0
         if self.reduction == "none":
             return losses
         total = np.add.reduce(losses)

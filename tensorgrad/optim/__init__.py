@@ -9,11 +9,13 @@ from tensorgrad.optim import lr_scheduler
 from tensorgrad.optim.adadelta import Adadelta
 from tensorgrad.optim.adagrad import Adagrad
 from tensorgrad.optim.adam import Adam, AdamW
+from tensorgrad.optim.lbfgs import LBFGS
 from tensorgrad.optim.optimizer import Optimizer
 from tensorgrad.optim.rmsprop import RMSprop
 from tensorgrad.optim.sgd import SGD
 
 __all__ = [
+    "LBFGS",
     "SGD",
     "Adadelta",
     "Adagrad",

@@ -37,14 +37,14 @@ from tensorgrad.data.download import download_file
 from tensorgrad.data.errors import DatasetError, DatasetNotFoundError, DownloadError
 from tensorgrad.data.idx import read_idx
 
-__all__ = ["MNIST", "FashionMNIST", "MNISTNotFoundError", "VisionDataset"]
+__all__ = ["MNIST", "FakeData", "FashionMNIST", "MNISTNotFoundError", "VisionDataset"]
 
 
 def __getattr__(name: str) -> Any:
     message = f"module {__name__!r} has no attribute {name!r}"
     if not name.startswith("__"):
         message += (
-            "; of torchvision's datasets, tensorgrad has MNIST and FashionMNIST "
+            "; of torchvision's datasets, tensorgrad has MNIST, FashionMNIST and FakeData "
             "(see docs/porting.md)"
         )
     raise AttributeError(message)
@@ -351,3 +351,50 @@ def _read_labels(path: Path, num_classes: int) -> np.ndarray:
     if array.size and int(array.max()) >= num_classes:
         raise DatasetError(path, f"label {int(array.max())} out of range for {num_classes} classes")
     return array.astype(np.int64)
+
+
+class FakeData(VisionDataset):
+    """Random images and labels, torchvision's ``FakeData`` (for trying a pipeline or a GAN
+    without data): ``size`` items, each a uint8 image of ``image_size`` (C, H, W) given as an
+    (H, W, C) NumPy array ((H, W) for one channel), where torchvision gives a PIL image, and
+    a Python int label in ``[0, num_classes)``.
+
+    Item ``i`` is drawn from a generator seeded with ``i + random_offset``, so it is the same
+    every time it is read and the global generator is left as it was (torchvision seeds and
+    restores the global one); the pixels are not torchvision's (NumPy's stream).
+    """
+
+    def __init__(
+        self,
+        size: int = 1000,
+        image_size: tuple[int, int, int] = (3, 224, 224),
+        num_classes: int = 10,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        random_offset: int = 0,
+    ) -> None:
+        super().__init__(None, transform=transform, target_transform=target_transform)
+        self.size = size
+        self.num_classes = num_classes
+        self.image_size = image_size
+        self.random_offset = random_offset
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if index >= len(self):
+            raise IndexError(f"{type(self).__name__} index out of range")
+        rng = np.random.default_rng(int(index) + self.random_offset)
+        image = rng.standard_normal(tuple(self.image_size))
+        target = int(rng.integers(0, self.num_classes))
+        # torchvision's ToPILImage of a float tensor: pixel = byte(255 · value), wrapping
+        pixels = (np.trunc(image * 255).astype(np.int64) & 255).astype(np.uint8)
+        pixels = (
+            pixels[0] if pixels.shape[0] == 1 else np.ascontiguousarray(pixels.transpose(1, 2, 0))
+        )
+        if self.transform is not None:
+            pixels = self.transform(pixels)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return pixels, target
+
+    def __len__(self) -> int:
+        return self.size

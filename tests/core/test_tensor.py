@@ -209,3 +209,91 @@ def test_comparisons_promote_as_pytorch_before_comparing():
     near = -1.9999999999999998
     assert bool(x == near) and not bool(x != near) and not bool(x < near)
     assert (tg.tensor([1, 2]) == tg.tensor([1.0, 2.5])).tolist() == [True, False]
+
+
+# ----------------------------------------------------------------------- contiguous and view
+def test_contiguous_lays_a_transposed_tensor_out_row_major_so_view_works():
+    """minGPT's ``y.transpose(1, 2).contiguous().view(B, T, C)``."""
+    x = tg.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    y = x.transpose(1, 2)
+    assert not y.is_contiguous()
+    c = y.contiguous()
+    assert c.is_contiguous() and c.numpy().flags.c_contiguous
+    np.testing.assert_array_equal(c.numpy(), np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1))
+    v = c.view(2, 12)
+    assert np.shares_memory(v.numpy(), c.numpy())
+    (v * tg.arange(24.0).view(2, 12)).sum().backward()
+    np.testing.assert_array_equal(
+        x.grad.numpy(), np.arange(24.0).reshape(2, 4, 3).transpose(0, 2, 1)
+    )
+    assert x.contiguous() is x  # already row-major: the tensor itself, as PyTorch
+    assert y.clone().is_contiguous() is False  # clone keeps the layout (preserve_format)
+
+
+def test_view_of_a_non_contiguous_tensor_raises_pytorchs_error():
+    y = tg.zeros(2, 3, 4).transpose(1, 2)
+    with pytest.raises(RuntimeError, match=r"view size is not compatible.*Use \.reshape"):
+        y.view(2, 12)
+    assert y.reshape(2, 12).shape == (2, 12)
+    sliced = tg.zeros(4, 6)[:, :3]  # not contiguous, but its rows split without a copy
+    assert sliced.view(2, 2, 3).shape == (2, 2, 3)
+
+
+def test_contiguous_and_view_agree_with_torch():
+    torch = pytest.importorskip("torch")
+    values = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    ours, theirs = tg.tensor(values), torch.tensor(values)
+    for dims in [(1, 2), (0, 3), (2, 3)]:
+        a, b = ours.transpose(*dims), theirs.transpose(*dims)
+        assert a.is_contiguous() == b.is_contiguous()
+        assert a.contiguous().is_contiguous() and b.contiguous().is_contiguous()
+        np.testing.assert_array_equal(
+            a.contiguous().view(-1).numpy(), b.contiguous().view(-1).numpy()
+        )
+    for view in [lambda t: t[:, :, :2], lambda t: t[:, 1], lambda t: t.transpose(0, 1)]:
+        a, b = view(ours), view(theirs)
+        for shape in [(-1,), (a.shape[0], -1), (*a.shape[:-1], a.shape[-1])]:
+            try:
+                b.view(*shape)
+            except RuntimeError:
+                with pytest.raises(RuntimeError, match="view size is not compatible"):
+                    a.view(*shape)
+            else:
+                np.testing.assert_array_equal(a.view(*shape).numpy(), b.view(*shape).numpy())
+
+
+# ----------------------------------------------------------------------- type() and device flags
+def test_type_names_and_casts():
+    x = tg.tensor([1.5, 2.0])
+    assert x.type() == "torch.FloatTensor" and x.double().type() == "torch.DoubleTensor"
+    assert tg.tensor([1]).type() == "torch.LongTensor" and tg.tensor([True]).type() == (
+        "torch.BoolTensor"
+    )
+    assert x.type(tg.float64).dtype == tg.float64
+    assert x.type("torch.LongTensor").tolist() == [1, 2]
+    assert x.type("torch.FloatTensor") is x  # already that type: itself, as PyTorch
+    with pytest.raises(ValueError, match="invalid type"):
+        x.type("torch.NopeTensor")
+    with pytest.raises(tg.UnsupportedError, match="CPU only"):
+        x.type("torch.cuda.FloatTensor")
+    assert x.is_cpu and not (x.is_cuda or x.is_xpu or x.is_mps or x.is_meta)
+
+
+def test_type_agrees_with_torch():
+    torch = pytest.importorskip("torch")
+    for dtype in [
+        "float32",
+        "float64",
+        "float16",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+    ]:
+        ours = tg.zeros(2, dtype=getattr(tg, dtype) if dtype != "bool" else tg.bool)
+        theirs = torch.zeros(2, dtype=getattr(torch, dtype))
+        assert ours.type() == theirs.type()
+        assert ours.type(tg.float64).type() == theirs.type(torch.float64).type()
+    assert tg.zeros(1).is_xpu == torch.zeros(1).is_xpu and tg.zeros(1).is_cuda is False

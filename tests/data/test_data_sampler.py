@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -403,3 +404,50 @@ def test_random_split_by_fractions_covers_the_dataset(n, cuts):
     assert sum(sizes) == n
     assert all(abs(size - f * n) <= len(cuts) for size, f in zip(sizes, fractions))
     assert sorted(i for p in parts for i in p.indices) == list(range(n))
+
+
+def test_random_sampler_with_a_huge_num_samples_draws_lazily() -> None:
+    """minGPT's and makemore's "infinite" sampler: num_samples=int(1e10) with replacement."""
+    sampler = RandomSampler(range(50), replacement=True, num_samples=int(1e10), generator=0)
+    assert len(sampler) == int(1e10)
+    first = list(itertools.islice(iter(sampler), 10_000))
+    assert len(first) == 10_000 and set(first) == set(range(50))
+    again = RandomSampler(range(50), replacement=True, num_samples=int(1e10), generator=0)
+    assert list(itertools.islice(iter(again), 10_000)) == first  # seeded: reproducible
+    short = RandomSampler(range(50), replacement=True, num_samples=5000, generator=0)
+    assert list(short) == first[:5000]  # a chunked stream: the prefix does not depend on length
+    tg.manual_seed(3)
+    loader = DataLoader(
+        TensorDataset(tg.arange(50)), batch_size=8,
+        sampler=RandomSampler(range(50), replacement=True, num_samples=int(1e10)),
+    )  # fmt: skip
+    batches = iter(loader)
+    (batch,) = next(batches)
+    assert batch.shape == (8,) and len(loader) == int(1e10) // 8
+    tg.manual_seed(3)
+    (again_batch,) = next(iter(DataLoader(
+        TensorDataset(tg.arange(50)), batch_size=8,
+        sampler=RandomSampler(range(50), replacement=True, num_samples=int(1e10)),
+    )))  # fmt: skip
+    assert again_batch.tolist() == batch.tolist()
+
+
+def test_random_sampler_iterators_draw_their_own_stream() -> None:
+    """The stream is seeded when the iterator is made: interleaved draws from the global
+    generator (dropout, say) do not change the order, and successive iterators differ."""
+    tg.manual_seed(11)
+    sampler = RandomSampler(range(100), num_samples=250)
+    it = iter(sampler)
+    head = [next(it) for _ in range(5)]
+    tg.rand(1000)  # someone else draws meanwhile
+    rest = list(it)
+    tg.manual_seed(11)
+    assert list(RandomSampler(range(100), num_samples=250)) == head + rest
+    assert sorted((head + rest)[:200]) == sorted(2 * list(range(100)))
+    assert list(sampler) != head + rest
+
+
+def test_weighted_random_sampler_with_a_huge_num_samples_draws_lazily() -> None:
+    sampler = WeightedRandomSampler([0.0, 1.0, 3.0], int(1e10), generator=4)
+    drawn = list(itertools.islice(iter(sampler), 20_000))
+    assert set(drawn) == {1, 2} and abs(drawn.count(2) / 20_000 - 0.75) < 0.02

@@ -886,3 +886,79 @@ def test_sequential_runs_a_conv2d_followed_by_a_relu_as_one_op():
         )
     )
     np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- transposed
+TRANSPOSED = [
+    ((4, 6, 3), {}),
+    ((4, 6, (3, 2)), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2,
+                      "bias": False}),
+    ((4, 6, 3), {"dilation": 2, "output_padding": 1}),
+    ((3, 2, 4), {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2)}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "kwargs"), TRANSPOSED)
+def test_conv_transpose2d_layer_matches_torch(args, kwargs):
+    torch = pytest.importorskip("torch")
+    ours, theirs = nn.ConvTranspose2d(*args, **kwargs), torch.nn.ConvTranspose2d(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    ours.double()
+    ours.load_state_dict({k: v.detach().double().numpy() for k, v in theirs.state_dict().items()})
+    theirs.double()
+    x = np.random.default_rng(1).standard_normal((2, args[0], 5, 4))
+    a, b = tg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, expected = ours(a), theirs(b)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12
+    )
+
+
+def test_conv_transpose_initialisation_matches_torch_in_distribution():
+    """PyTorch's default, with fan_in from the (in, out/groups, k, k) weight's dim 1."""
+    layer = nn.ConvTranspose2d(16, 32, 4, groups=2)
+    assert layer.weight.shape == (16, 16, 4, 4) and layer.bias.shape == (32,)
+    bound = 1 / math.sqrt(16 * 16)
+    assert np.abs(layer.weight.numpy()).max() <= bound and np.abs(layer.bias.numpy()).max() <= bound
+    assert np.abs(layer.weight.numpy()).max() > 0.9 * bound
+
+
+def test_conv_transpose2d_output_size_picks_the_output_padding():
+    """DCGAN-style upsampling: a stride-2 layer whose output size is asked for."""
+    layer = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
+    x = tg.randn(1, 3, 4, 4)
+    assert layer(x).shape == (1, 2, 7, 7)
+    assert layer(x, output_size=(8, 8)).shape == (1, 2, 8, 8)
+    assert layer(x, output_size=[1, 2, 8, 7]).shape == (1, 2, 8, 7)
+    with pytest.raises(ValueError, match=r"valid sizes range from \[7, 7\] to \[8, 8\]"):
+        layer(x, output_size=(9, 9))
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
+    assert tuple(theirs(torch.randn(1, 3, 4, 4), output_size=(8, 7)).shape) == (1, 2, 8, 7)
+
+
+def test_conv_transpose_is_the_input_gradient_of_conv2d():
+    """Without torch: ⟨conv2d(x, W), y⟩ = ⟨x, conv_transpose2d(y, W)⟩ (the adjoint)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 9, 9))
+    w = rng.standard_normal((4, 3, 3, 2))
+    settings = {"stride": 2, "padding": 1, "dilation": 1, "groups": 1}
+    z = F.conv2d(tg.tensor(x), tg.tensor(w), **settings)
+    y = rng.standard_normal(z.shape)
+    back = F.conv_transpose2d(tg.tensor(y), tg.tensor(w), output_padding=(0, 1), **settings)
+    assert back.shape == x.shape
+    assert float((z.numpy() * y).sum()) == pytest.approx(float((x * back.numpy()).sum()), rel=1e-10)
+
+
+def test_conv_transpose_layer_errors():
+    with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+        nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
+    with pytest.raises(TypeError, match="padding must be an int"):
+        nn.ConvTranspose2d(2, 2, 3, padding="same")
+    with pytest.raises(RuntimeError, match="output padding must be smaller"):
+        nn.ConvTranspose2d(2, 2, 3, stride=2, output_padding=2)(tg.zeros(1, 2, 3, 3))
+    assert nn.ConvTranspose1d(2, 3, 3, stride=2)(tg.zeros(1, 2, 5)).shape == (1, 3, 11)

@@ -198,3 +198,103 @@ def test_pytorch_refuses_the_same_with_the_same_error_type(name, args, integer):
         getattr(torch.nn.init, name)(theirs, *args)
     with pytest.raises(caught.type):
         getattr(init, name)(ours, *args)
+
+
+# --------------------------------------------------------------------- the rest of PyTorch's init
+def test_every_pytorch_initialiser_is_here_with_its_signature():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    names = [n for n in dir(torch.nn.init) if n.endswith("_") and not n.startswith("_")]
+    for name in [*names, "calculate_gain"]:
+        assert hasattr(init, name), name
+        theirs = inspect.signature(getattr(torch.nn.init, name)).parameters
+        ours = inspect.signature(getattr(init, name)).parameters
+        assert list(ours) == list(theirs), name
+        for key, parameter in theirs.items():
+            assert ours[key].default == parameter.default, (name, key)
+
+
+def test_generator_makes_an_initialiser_reproducible_without_the_global_stream():
+    for fill in (
+        init.uniform_,
+        init.normal_,
+        init.xavier_uniform_,
+        init.xavier_normal_,
+        init.kaiming_uniform_,
+        init.kaiming_normal_,
+        init.orthogonal_,
+        init.trunc_normal_,
+        lambda t, generator: init.sparse_(t, 0.5, generator=generator),
+    ):
+        tg.manual_seed(0)
+        a = fill(fresh((6, 5)), generator=tg.Generator().manual_seed(3)).numpy().copy()
+        b = fill(fresh((6, 5)), generator=tg.Generator().manual_seed(3)).numpy()
+        np.testing.assert_array_equal(a, b)
+        state = tg.get_rng_state()
+        fill(fresh((6, 5)), generator=tg.Generator().manual_seed(4))
+        assert np.array_equal(tg.get_rng_state().numpy(), state.numpy())  # global untouched
+
+
+def test_trunc_normal_stays_inside_and_has_the_truncated_moments():
+    values = init.trunc_normal_(fresh((200, 500)), mean=0.5, std=1.0, a=-1.0, b=1.5).numpy()
+    assert values.min() >= -1.0 and values.max() <= 1.5
+    # moments of N(0.5, 1) truncated to [-1, 1.5]: alpha = -1.5, beta = 1
+    phi = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
+    cdf = lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2)))  # noqa: E731
+    z = cdf(1) - cdf(-1.5)
+    mean = 0.5 + (phi(-1.5) - phi(1)) / z
+    assert values.mean() == pytest.approx(mean, abs=0.01)
+    with pytest.warns(UserWarning, match="more than 2 std"):
+        init.trunc_normal_(fresh((10,)), mean=10.0, std=1.0, a=-2.0, b=2.0)
+    with pytest.warns(UserWarning, match="more than 2 std"):  # std 0: the clamped mean
+        np.testing.assert_array_equal(init.trunc_normal_(fresh((3,)), 5.0, 0.0).numpy(), 2.0)
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3, 2, 2, 2)])
+def test_orthogonal_rows_or_columns_are_orthonormal(shape):
+    q = init.orthogonal_(fresh(shape), gain=2.0).numpy().astype(np.float64).reshape(shape[0], -1)
+    small = min(q.shape)
+    gram = q @ q.T if q.shape[0] == small else q.T @ q
+    np.testing.assert_allclose(gram, 4.0 * np.eye(small), atol=1e-5)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        init.orthogonal_(fresh((3,)))
+
+
+def test_eye_dirac_and_sparse():
+    np.testing.assert_array_equal(init.eye_(fresh((2, 3))).numpy(), np.eye(2, 3))
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        init.eye_(fresh((2, 2, 2)))
+    weight = init.dirac_(fresh((4, 2, 3, 3)), groups=2)
+    x = tg.randn(1, 4, 5, 5)
+    y = nn.functional.conv2d(x, weight, padding=1, groups=2)  # passes the input through
+    np.testing.assert_allclose(y.numpy(), x.numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="divisible by groups"):
+        init.dirac_(fresh((3, 1, 3)), groups=2)
+    with pytest.raises(ValueError, match="3, 4, or 5 dimensions"):
+        init.dirac_(fresh((3, 3)))
+    values = init.sparse_(fresh((10, 7)), sparsity=0.3, std=0.5).numpy()
+    assert np.all((values == 0).sum(axis=0) >= 3)  # ceil(0.3 · 10) zeros in every column
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        init.sparse_(fresh((3,)), 0.1)
+
+
+def test_deprecated_names_warn_and_fill():
+    with pytest.warns(FutureWarning, match="nn.init.xavier_uniform_"):
+        init.xavier_uniform(fresh((3, 4)))
+    with pytest.warns(FutureWarning):
+        assert init.constant(fresh((2,)), 3.0).numpy().tolist() == [3.0, 3.0]
+
+
+def test_new_initialisers_agree_with_torch_where_deterministic_and_in_distribution():
+    torch = pytest.importorskip("torch")
+    for shape, groups in [((4, 2, 3), 2), ((6, 3, 3, 3), 1), ((2, 2, 1, 3, 3), 1)]:
+        theirs = torch.nn.init.dirac_(torch.empty(shape), groups=groups).numpy()
+        np.testing.assert_array_equal(init.dirac_(fresh(shape), groups=groups).numpy(), theirs)
+    np.testing.assert_array_equal(
+        init.eye_(fresh((3, 5))).numpy(), torch.nn.init.eye_(torch.empty(3, 5)).numpy()
+    )
+    ours = init.trunc_normal_(fresh((400, 250)), 0.2, 0.7, -0.5, 1.0).numpy()
+    theirs = torch.nn.init.trunc_normal_(torch.empty(400, 250), 0.2, 0.7, -0.5, 1.0).numpy()
+    assert ours.mean() == pytest.approx(theirs.mean(), abs=0.01)
+    assert ours.std() == pytest.approx(theirs.std(), abs=0.01)

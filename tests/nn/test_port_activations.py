@@ -150,3 +150,32 @@ def test_dropout_signature_and_semantics(torch):
             torch.nn.functional.dropout(torch.ones(2), p)
         with pytest.raises(ValueError, match="probability has to be between 0 and 1"):
             F.dropout(x, p)
+
+
+# --------------------------------------------------------------------------- gelu
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_matches_torch_in_value_gradient_and_second_derivative(torch, approximate):
+    x = np.linspace(-6.0, 6.0, 41)
+    ours = values_and_gradients(lambda t: F.gelu(t, approximate=approximate), x)
+    theirs = torch_values_and_gradients(
+        torch, lambda t: torch.nn.functional.gelu(t, approximate=approximate), x
+    )
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    t = tg.tensor(x, requires_grad=True)
+    (g,) = tg.autograd.grad(nn.GELU(approximate=approximate)(t).sum(), t, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), t)
+    u = torch.tensor(x, requires_grad=True)
+    (gt,) = torch.autograd.grad(
+        torch.nn.GELU(approximate=approximate)(u).sum(), u, create_graph=True
+    )
+    (ht,) = torch.autograd.grad(gt.sum(), u)
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-10, atol=1e-12)
+    assert repr(nn.GELU(approximate=approximate)) == repr(torch.nn.GELU(approximate=approximate))
+
+
+def test_gelu_refuses_an_unknown_approximation_with_pytorchs_type(torch):
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(tg.zeros(2), approximate="tan")
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        torch.nn.functional.gelu(torch.zeros(2), approximate="tan")

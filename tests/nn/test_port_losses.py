@@ -206,12 +206,82 @@ def test_nll_loss_weight_ignore_index_and_shapes(torch, reduction, shape, target
          RuntimeError),
         (lambda f, m: f.cross_entropy(m.zeros(3, 4), m.tensor([0, -100, 7])), IndexError),
         (lambda f, m: f.cross_entropy(m.zeros(3, 4), m.tensor([0, 1])), ValueError),
+        # (N, C, d1, ...) with a target of the wrong spatial shape; wrong target dtypes
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4, 3), m.zeros(2, 4).long()), RuntimeError),
+        (lambda f, m: f.nll_loss(m.zeros(2, 4, 3), m.zeros(2, 2).long()), RuntimeError),
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4, 3), m.zeros(2, 3)), RuntimeError),
+        (lambda f, m: f.nll_loss(m.zeros(2, 4), m.zeros(2)), RuntimeError),
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4), m.zeros(2, 4).long()), RuntimeError),
+        (lambda f, m: f.cross_entropy(m.zeros(3, 4), m.zeros(3, 2).long()), RuntimeError),
+        # probabilities refuse a real ignore_index (a negative one is accepted, as PyTorch)
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4), m.zeros(2, 4), ignore_index=0),
+         RuntimeError),
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4), m.tensor([0, 1]), label_smoothing=1.5),
+         RuntimeError),
+        (lambda f, m: f.cross_entropy(m.zeros(2, 4), m.zeros(2, 4), label_smoothing=2.5),
+         RuntimeError),
     ],
 )  # fmt: skip
 def test_classification_errors_have_pytorchs_types(torch, call, ours_type):
     assert torch_error(torch, lambda: call(torch.nn.functional, torch)) is ours_type
     with pytest.raises(ours_type):
         call(F, tg)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize(("smoothing", "ignore_index"), [(0.0, -100), (0.1, -100), (0.0, 2)])
+def test_class_axis_one_with_two_spatial_axes_and_ignored_targets(
+    torch, fn, reduction, smoothing, ignore_index
+):
+    """(N, C, d1, d2) logits and (N, d1, d2) targets, some ignored: "mean" is over the
+    counted targets only (minGPT's -1 targets, a segmentation mask's 255)."""
+    x = RNG.standard_normal((2, 5, 3, 4))
+    target = RNG.integers(0, 5, (2, 3, 4))
+    target[0, 1, :2] = ignore_index
+    extra = {"label_smoothing": smoothing} if fn == "cross_entropy" else {}
+    if fn == "nll_loss" and smoothing:
+        pytest.skip("nll_loss has no label_smoothing")
+    compare(
+        torch,
+        lambda a: getattr(F, fn)(a, target, ignore_index=ignore_index, reduction=reduction,
+                                 **extra),
+        lambda a: getattr(torch.nn.functional, fn)(a, torch.tensor(target),
+                                                   ignore_index=ignore_index,
+                                                   reduction=reduction, **extra),
+        [x],
+    )  # fmt: skip
+
+
+def test_class_axis_one_matches_the_flattened_two_dimensional_loss():
+    """Without torch: (N, C, L) is (N·L, C) after moving the class axis last."""
+    x = tg.tensor(RNG.standard_normal((3, 4, 5)), requires_grad=True)
+    target = RNG.integers(0, 4, (3, 5))
+    target[1, 2] = -1
+    loss = F.cross_entropy(x, target, ignore_index=-1)
+    flat = F.cross_entropy(x.permute(0, 2, 1).reshape(-1, 4), target.reshape(-1), ignore_index=-1)
+    assert loss.item() == pytest.approx(flat.item(), rel=1e-14)
+    kept = target.reshape(-1) != -1
+    logp = F.log_softmax(x.permute(0, 2, 1).reshape(-1, 4), dim=1).numpy()
+    picked = logp[np.arange(15), np.where(kept, target.reshape(-1), 0)]
+    assert loss.item() == pytest.approx(-picked[kept].mean(), rel=1e-12)
+    loss.backward()
+    assert np.all(x.grad.numpy()[1, :, 2] == 0)  # the ignored position gets no gradient
+    none = F.cross_entropy(x, target, ignore_index=-1, reduction="none")
+    assert none.shape == (3, 5) and none[1, 2].item() == 0.0
+    assert not np.signbit(none[1, 2].item())  # +0, as PyTorch, not -0
+
+
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+def test_all_targets_ignored_gives_nan_and_a_zero_gradient(torch, fn):
+    x = tg.tensor(RNG.standard_normal((2, 3, 4)), requires_grad=True)
+    target = np.full((2, 4), -100)
+    loss = getattr(F, fn)(x, target)
+    expected = getattr(torch.nn.functional, fn)(torch.tensor(x.numpy()), torch.tensor(target))
+    assert np.isnan(loss.item()) and np.isnan(expected.item())
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3, 4)))
+    assert getattr(F, fn)(x, target, reduction="sum").item() == 0.0
 
 
 def test_nll_loss_counted_targets_are_range_checked():

@@ -1,4 +1,4 @@
-"""datasets.MNIST and datasets.FashionMNIST: found, downloaded, read, and batched fast."""
+"""datasets.MNIST, datasets.FashionMNIST and datasets.FakeData: found, downloaded, read, batched."""
 
 from __future__ import annotations
 
@@ -289,3 +289,40 @@ def test_real_mnist_through_root_and_environment(monkeypatch: pytest.MonkeyPatch
         np.testing.assert_array_equal(fy.data, sy.data)
     x, _ = fast[0]
     assert x.shape == (1000, 1, 28, 28)
+
+
+# --------------------------------------------------------------------------- FakeData
+def test_fake_data_has_torchvisions_signature_items_and_determinism():
+    import inspect
+
+    from tensorgrad.vision import datasets, transforms
+
+    parameters = inspect.signature(datasets.FakeData).parameters
+    assert list(parameters) == [
+        "size", "image_size", "num_classes", "transform", "target_transform", "random_offset",
+    ]  # fmt: skip
+    assert parameters["size"].default == 1000 and parameters["image_size"].default == (3, 224, 224)
+    assert parameters["num_classes"].default == 10 and parameters["random_offset"].default == 0
+    data = datasets.FakeData(size=6, image_size=(3, 8, 5), num_classes=3)
+    image, label = data[2]
+    assert image.shape == (8, 5, 3) and image.dtype == np.uint8  # (H, W, C), as a PIL image
+    assert isinstance(label, int) and 0 <= label < 3 and len(data) == 6
+    again, label_again = data[2]
+    np.testing.assert_array_equal(image, again)  # the same item every time it is read
+    assert label_again == label
+    assert not np.array_equal(data[3][0], image)
+    shifted = datasets.FakeData(size=6, image_size=(3, 8, 5), num_classes=3, random_offset=1)
+    np.testing.assert_array_equal(shifted[1][0], data[2][0])
+    gray, _ = datasets.FakeData(size=1, image_size=(1, 4, 4))[0]
+    assert gray.shape == (4, 4)
+    state = tg.get_rng_state()
+    data[0]
+    np.testing.assert_array_equal(tg.get_rng_state().numpy(), state.numpy())  # untouched
+    with pytest.raises(IndexError, match="FakeData index out of range"):
+        data[6]
+    tensors = datasets.FakeData(
+        size=4, image_size=(3, 8, 5), transform=transforms.ToTensor(), target_transform=lambda t: -t
+    )
+    batch, labels = next(iter(tg.data.DataLoader(tensors, batch_size=4)))
+    assert batch.shape == (4, 3, 8, 5) and batch.dtype == tg.float32 and labels.max() <= 0
+    assert "Dataset FakeData\n    Number of datapoints: 4" in repr(tensors)

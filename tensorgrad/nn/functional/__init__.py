@@ -35,7 +35,16 @@ from tensorgrad.nn.functional.activation import (
     threshold,
     threshold_,
 )
-from tensorgrad.nn.functional.conv import conv1d, conv2d, fold, pad, unfold
+from tensorgrad.nn.functional.attention import scaled_dot_product_attention
+from tensorgrad.nn.functional.conv import (
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    fold,
+    pad,
+    unfold,
+)
 from tensorgrad.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorgrad.nn.functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d
 from tensorgrad.nn.functional.linear import linear
@@ -85,6 +94,8 @@ __all__ = [
     "celu",
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "cosine_similarity",
     "cross_entropy",
     "dropout",
@@ -125,6 +136,7 @@ __all__ = [
     "relu",
     "relu6",
     "rms_norm",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid",
     "silu",

@@ -1,5 +1,6 @@
-"""Convolution as ``torch.nn.functional`` has it: ``conv1d``, ``conv2d``, ``unfold``,
-``fold`` and ``pad``, with PyTorch's names, signatures and defaults.
+"""Convolution as ``torch.nn.functional`` has it: ``conv1d``, ``conv2d``,
+``conv_transpose1d``, ``conv_transpose2d``, ``unfold``, ``fold`` and ``pad``, with PyTorch's
+names, signatures and defaults.
 
 Inputs are (N, C, H, W), or unbatched (C, H, W) where PyTorch accepts that; ``conv1d`` is
 ``conv2d`` on (N, C, 1, L). The ops behind them live in ``tensorgrad/ops/conv.py`` (and the
@@ -28,7 +29,7 @@ from tensorgrad.nn.functional._conv_args import (
     tensor_of,
     unbatched,
 )
-from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold, check_conv
+from tensorgrad.ops.conv import ConstantPad, Conv2d, ConvTranspose2d, Fold, Unfold, check_conv
 from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
 
 
@@ -125,6 +126,83 @@ def conv1d(
 ) -> Tensor:
     """1-D cross-correlation of (N, C, L) or (C, L) input with weight (O, C/groups, k)."""
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(
+    op: str,
+    d: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: Any,
+    dilation: Any,
+) -> Tensor:
+    x, weight = tensor_of(input), tensor_of(weight)
+    bias = None if bias is None else tensor_of(bias)
+    if isinstance(padding, str):
+        raise TypeError(f"{op}: padding must be an int or a tuple of ints, got {padding!r}")
+    stride = positive(int_tuple(stride, d, "stride", op), "stride", op)
+    dilation = positive(int_tuple(dilation, d, "dilation", op), "dilation", op)
+    padding = non_negative(int_tuple(padding, d, "padding", op), "padding", op)
+    output_padding = int_tuple(output_padding, d, "output_padding", op)
+    groups = groups_of(groups, op)
+    x, added = batched(x, d + 2, op, "(N, C, H, W)" if d == 2 else "(N, C, L)")
+    if weight.ndim != d + 2:
+        raise ValueError(
+            f"{op}: weight must be {d + 2}-D (in_channels, out_channels/groups, kernel...), "
+            f"got shape {weight.shape}"
+        )
+    if d == 1:  # (N, C, L) as (N, C, 1, L)
+        x = x.reshape((x.shape[0], x.shape[1], 1, x.shape[2]))
+        weight = weight.reshape((weight.shape[0], weight.shape[1], 1, weight.shape[2]))
+        stride, dilation = (1, *stride), (1, *dilation)
+        padding, output_padding = (0, *padding), (0, *output_padding)
+    args = (x, weight) if bias is None else (x, weight, bias)
+    out = apply(ConvTranspose2d(stride, padding, output_padding, dilation, groups), *args)
+    if d == 1:
+        out = out.reshape((out.shape[0], out.shape[1], out.shape[3]))
+    return unbatched(out, added)
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: IntPair = 1,
+    padding: IntPair = 0,
+    output_padding: IntPair = 0,
+    groups: int = 1,
+    dilation: IntPair = 1,
+) -> Tensor:
+    """Transposed 2-D convolution ("deconvolution", a GAN generator's upsampling) of
+    (N, C_in, H, W) or (C_in, H, W) input with weight (C_in, C_out/groups, kH, kW): the
+    input gradient of ``conv2d`` with the same settings. Note PyTorch's argument order:
+    ``groups`` before ``dilation``."""
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] = 0,
+    output_padding: int | tuple[int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int] = 1,
+) -> Tensor:
+    """Transposed 1-D convolution of (N, C_in, L) or (C_in, L) input with weight
+    (C_in, C_out/groups, k)."""
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
 
 
 def _window_args(op: str, kernel_size: Any, dilation: Any, padding: Any, stride: Any):

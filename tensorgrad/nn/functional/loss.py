@@ -122,11 +122,26 @@ def cross_entropy(
     """
     reduction = _legacy(size_average, reduce, reduction)
     input = _tensor(input)
-    if (isinstance(target, Tensor) and target.dtype.kind == "f") or (
-        not isinstance(target, Tensor) and np.asarray(target).dtype.kind == "f"
-    ):
-        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
-    target = _indices(target)
+    given, target = target, _indices(target)
+    if target.shape == input.shape and input.ndim:  # PyTorch's test for class probabilities
+        if target.dtype.kind not in "fc":
+            raise RuntimeError(
+                "cross_entropy: Expected floating point type for target with class "
+                f"probabilities, got {target.dtype} (a target of the input's shape "
+                f"{input.shape} holds probabilities; class indices have no class axis)"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError(
+                "cross_entropy: ignore_index is not supported for floating point target "
+                f"(ignore_index={ignore_index})"
+            )
+        return _cross_entropy_probabilities(input, given, weight, reduction, label_smoothing)
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(
+            "cross_entropy: expected target dtype to be Long or Byte (class indices), but got "
+            f"{target.dtype}; class probabilities need a target of the input's shape "
+            f"{input.shape}, got {target.shape}"
+        )
     ndim = input._data.ndim
     if ndim == 2:  # the usual case first; the op checks the arguments
         weights = (
@@ -151,16 +166,22 @@ def cross_entropy(
         return loss.reshape(()) if reduction == "none" else loss
     if ndim > 2:
         classes = input.shape[1]
-        if target.shape != (input.shape[0], *input.shape[2:]):
-            raise ValueError(
-                f"cross_entropy: target must have shape {(input.shape[0], *input.shape[2:])} "
-                f"for input of shape {input.shape}, got {target.shape}"
-            )
+        _check_spatial_target(input.shape, target.shape, "cross_entropy")
         order = (0, *range(2, input.ndim), 1)
         flat = input.permute(order).reshape(-1, classes)
         loss = cross_entropy(flat, target.reshape(-1), **options)
         return loss.reshape(target.shape) if reduction == "none" else loss
     return apply(ops.CrossEntropy(target, reduction, label_smoothing), input)  # 0-d: its error
+
+
+def _check_spatial_target(input_shape: tuple, target_shape: tuple, name: str) -> None:
+    """An (N, C, d1, ...) input needs an (N, d1, ...) target (PyTorch's RuntimeError)."""
+    expected = (input_shape[0], *input_shape[2:])
+    if tuple(target_shape) != expected:
+        raise RuntimeError(
+            f"{name}: Expected target size {list(expected)}, got {list(target_shape)} "
+            f"(input of shape {input_shape}: (N, C, d1, ...) takes a target (N, d1, ...))"
+        )
 
 
 def _cross_entropy_probabilities(
@@ -170,14 +191,10 @@ def _cross_entropy_probabilities(
     ``−Σ_c w_c t_c log softmax(x)_c`` per sample; "mean" divides by the number of samples."""
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    target = _target_like(target, input)
-    if tuple(target.shape) != input.shape:
-        raise TypeError(
-            f"cross_entropy: target must hold class indices (integers), or class probabilities "
-            f"of the input's shape {input.shape}; got {target.dtype} of shape "
-            f"{tuple(target.shape)}"
+        raise RuntimeError(
+            f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
+    target = _target_like(target, input)
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim] if input.ndim else 1
     if label_smoothing:
@@ -209,7 +226,10 @@ def nll_loss(
     log_probs = _tensor(input)
     target = _indices(target)
     if target.dtype.kind not in "iu":
-        raise TypeError(f"nll_loss: target must hold class indices (integers), got {target.dtype}")
+        raise RuntimeError(
+            "nll_loss: expected target dtype to be Long or Byte (class indices), but got "
+            f"{target.dtype}"
+        )
     options = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}
     if log_probs.ndim == 1:
         if target.size != 1:
@@ -220,12 +240,7 @@ def nll_loss(
         loss = nll_loss(log_probs.reshape(1, -1), target.reshape(1), **options)
         return loss.reshape(()) if reduction == "none" else loss
     if log_probs.ndim > 2:
-        spatial = (log_probs.shape[0], *log_probs.shape[2:])
-        if target.shape != spatial:
-            raise ValueError(
-                f"nll_loss: target must have shape {spatial} for input of shape "
-                f"{log_probs.shape}, got {target.shape}"
-            )
+        _check_spatial_target(log_probs.shape, target.shape, "nll_loss")
         order = (0, *range(2, log_probs.ndim), 1)
         flat = log_probs.permute(order).reshape(-1, log_probs.shape[1])
         loss = nll_loss(flat, target.reshape(-1), **options)
@@ -237,7 +252,11 @@ def nll_loss(
         )
     n, classes = log_probs.shape
     if target.shape != (n,):
-        raise ValueError(f"nll_loss: target must have shape ({n},), got {target.shape}")
+        raise ValueError(
+            f"nll_loss: Expected input batch_size ({n}) to match target batch_size "
+            f"({target.shape[0] if target.ndim else 1}): input of shape {log_probs.shape}, "
+            f"target of shape {target.shape}"
+        )
     weights = _class_weights(weight, classes, "nll_loss")
     kept = target != ignore_index
     counted = target[kept]

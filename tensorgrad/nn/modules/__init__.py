@@ -2,9 +2,9 @@
 
 ==================  =======================================================
 ``module``          ``Module``, the base of every layer and model
-``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``
+``container``       ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ...
 ``linear``          ``Identity``, ``Linear``
-``conv``            ``Conv1d``, ``Conv2d``
+``conv``            ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``
 ``pooling``         ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``
 ``activation``      ``ReLU``, ``Tanh``, ``Softplus``, ``ELU``, ``SiLU``, ``Softmax``, ...
 ``dropout``         ``Dropout``, ``Dropout2d``
@@ -13,8 +13,12 @@
 ``flatten``         ``Flatten``, ``Unflatten``
 ``sparse``          ``Embedding``
 ``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
+``rnn``             ``RNN``, ``LSTM``, ``GRU`` and their cells
+``transformer``     ``TransformerEncoder``/``Decoder`` (and their layers), ``Transformer``
 ``distance``        ``CosineSimilarity``, ``PairwiseDistance``
 ==================  =======================================================
+
+``activation`` also holds ``MultiheadAttention``, as PyTorch's.
 """
 
 # issue 22's missing names
@@ -32,6 +36,7 @@ from tensorgrad.nn.modules.activation import (
     LogSigmoid,
     LogSoftmax,
     Mish,
+    MultiheadAttention,
     ReLU,
     ReLU6,
     Sigmoid,
@@ -46,8 +51,14 @@ from tensorgrad.nn.modules.activation import (
     Threshold,
 )
 from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from tensorgrad.nn.modules.container import ModuleDict, ModuleList, Sequential
-from tensorgrad.nn.modules.conv import Conv1d, Conv2d
+from tensorgrad.nn.modules.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+from tensorgrad.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorgrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from tensorgrad.nn.modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
@@ -84,7 +95,24 @@ from tensorgrad.nn.modules.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from tensorgrad.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from tensorgrad.nn.modules.sparse import Embedding
+from tensorgrad.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     # issue 22's missing names
@@ -92,6 +120,9 @@ __all__ = [
     "ELU",
     "GELU",
     "GLU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "SELU",
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool2d",
@@ -104,6 +135,8 @@ __all__ = [
     "BatchNorm2d",
     "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
@@ -111,6 +144,7 @@ __all__ = [
     "Dropout2d",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GroupNorm",
     "Hardshrink",
     "Hardsigmoid",
@@ -126,6 +160,7 @@ __all__ = [
     "L1Loss",
     "LPPool1d",
     "LPPool2d",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -139,9 +174,15 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "NLLLoss",
     "PairwiseDistance",
+    "ParameterDict",
+    "ParameterList",
     "RMSNorm",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
@@ -157,5 +198,10 @@ __all__ = [
     "Tanh",
     "Tanhshrink",
     "Threshold",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
 ]

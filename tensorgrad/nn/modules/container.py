@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and
+``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.modules.module import Module
+from tensorgrad.nn.parameter import Parameter
 
 
 class _Container(Module):
@@ -167,17 +170,49 @@ class ModuleList(_Container):
         modules.insert(index, _check_module(module, "ModuleList.insert"))
         self._renumber(modules)
 
+    def pop(self, index: int = -1) -> Module:
+        """Remove and return the module at ``index``; the rest are numbered again."""
+        modules = list(self._modules.values())
+        module = modules.pop(index)
+        self._renumber(modules)
+        return module
+
     def __getitem__(self, index: int | slice) -> Any:
         modules = list(self._modules.values())
-        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
+        if isinstance(index, slice):
+            return type(self)(modules[index])
+        return modules[_list_index(index, len(modules), "ModuleList")]
 
     def __setitem__(self, index: int, module: Module) -> None:
         modules = list(self._modules.values())
-        modules[index] = _check_module(module, "ModuleList")
+        modules[_list_index(index, len(modules), "ModuleList")] = _check_module(
+            module, "ModuleList"
+        )
         self._renumber(modules)
+
+    def __delitem__(self, index: int | slice) -> None:
+        modules = list(self._modules.values())
+        if not isinstance(index, slice):
+            index = _list_index(index, len(modules), "ModuleList")
+        del modules[index]
+        self._renumber(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def __iadd__(self, other: Iterable[Module]) -> ModuleList:
+        return self.extend(other)
 
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
+
+
+def _list_index(index: int, length: int, where: str) -> int:
+    """``index`` (negative from the end) checked against ``length``: PyTorch's IndexError."""
+    index = int(index)
+    if not -length <= index < length:
+        raise IndexError(f"{where}: index {index} is out of range (length {length})")
+    return index % length
 
 
 class ModuleDict(_Container):
@@ -213,3 +248,197 @@ class ModuleDict(_Container):
 
     def items(self) -> Iterable[tuple[str, Module]]:
         return self._modules.items()
+
+    def pop(self, key: str) -> Module:
+        return self._modules.pop(key)
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add (or replace) modules from a mapping or from (key, module) pairs."""
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            self[key] = module
+
+
+# --------------------------------------------------------------------------- parameters
+def _as_parameter(value: Any) -> Any:
+    """A tensor that is not yet a Parameter becomes one (sharing its memory, requiring
+    grad), as PyTorch's ``ParameterList``/``ParameterDict`` do; other values stay as they are."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _describe(value: Any) -> str:
+    """One line of a parameter container's repr (PyTorch's form)."""
+    if isinstance(value, Tensor):
+        size = "x".join(map(str, value.shape))
+        kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
+        return f"{kind}: [{value.type()} of size {size}]"
+    return repr(value)
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``0``, ``1``, ... (``plist.0`` in
+    ``named_parameters`` and the state dict). Tensors put in become Parameters."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        object.__setattr__(self, "_values", [])
+        if values is not None:
+            self.extend(values)
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        yield from ((str(i), value) for i, value in enumerate(self._values))
+        for name, value in self.__dict__.items():
+            if name != "_values":
+                yield name, value
+
+    def append(self, value: Any) -> ParameterList:
+        self._values.append(_as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                f"ParameterList.extend should be called with an iterable, but got "
+                f"{type(values).__name__}"
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return type(self)(self._values[index])
+        return self._values[_list_index(index, len(self._values), "ParameterList")]
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        self._values[_list_index(index, len(self._values), "ParameterList")] = _as_parameter(value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._values))
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *map(str, range(len(self._values)))]
+
+    def __getattr__(self, name: str) -> Any:  # plist.0 as getattr(plist, "0")
+        values = self.__dict__.get("_values")
+        if values is not None and name.isdigit() and int(name) < len(values):
+            return values[int(name)]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): {_describe(v)}" for i, v in enumerate(self._values))
+
+    def __repr__(self) -> str:
+        lines = self.extra_repr().splitlines()
+        return f"{type(self).__name__}(" + "".join(f"\n    {x}" for x in lines) + "\n)"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """A dict of parameters by string key, in insertion order (``pdict.key`` in
+    ``named_parameters`` and the state dict). Tensors put in become Parameters."""
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
+        super().__init__()
+        object.__setattr__(self, "_values", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        yield from self._values.items()
+        for name, value in self.__dict__.items():
+            if name != "_values":
+                yield name, value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str) or not key or "." in key:
+            raise KeyError(
+                f"ParameterDict: keys must be non-empty strings without '.', got {key!r}"
+            )
+        self._values[key] = _as_parameter(value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._values[key]
+
+    def __getattr__(self, name: str) -> Any:  # pdict.key
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._values))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def keys(self) -> Iterable[str]:
+        return self._values.keys()
+
+    def values(self) -> Iterable[Any]:
+        return self._values.values()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._values.items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def pop(self, key: str) -> Any:
+        return self._values.pop(key)
+
+    def popitem(self) -> tuple[str, Any]:
+        return self._values.popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self._values:
+            self[key] = default
+        return self._values[key]
+
+    def clear(self) -> None:
+        self._values.clear()
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters (not copies of them)."""
+        return ParameterDict(self._values.items())
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add (or replace) parameters from a mapping or from (key, value) pairs."""
+        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for pair in pairs:
+            key, value = pair
+            self[key] = value
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        result = self.copy()
+        result.update(other)
+        return result
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): {_describe(v)}" for k, v in self._values.items())
+
+    def __repr__(self) -> str:
+        lines = self.extra_repr().splitlines()
+        return f"{type(self).__name__}(" + "".join(f"\n    {x}" for x in lines) + "\n)"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")

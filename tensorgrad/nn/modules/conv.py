@@ -1,4 +1,5 @@
-"""Convolution layers: ``Conv1d`` and ``Conv2d``, with PyTorch's names, arguments, parameter
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``,
+with PyTorch's names, arguments, parameter
 shapes, initialisation and reprs, so a ``state_dict`` moves between these and ``torch.nn``
 unchanged."""
 
@@ -27,6 +28,8 @@ class _ConvNd(Module):
     """What ``Conv1d`` and ``Conv2d`` share: arguments, parameters, initialisation, repr."""
 
     _dims = 2
+    #: transposed convolutions keep their weight as (in, out/groups, *kernel)
+    _transposed = False
 
     def __init__(
         self,
@@ -83,7 +86,10 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.padding_mode = padding_mode
         dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        if self._transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
         self.weight = Parameter(backend.zeros(shape, dtype))
         self.bias = Parameter(backend.zeros((out_channels,), dtype)) if bias else None
         self.reset_parameters()
@@ -135,6 +141,104 @@ class Conv1d(_ConvNd):
         return F.conv1d(
             x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ``ConvTranspose1d`` and ``ConvTranspose2d`` share: PyTorch's argument order
+    (``output_padding`` after ``padding``, ``groups`` before ``bias`` and ``dilation``), the
+    weight (in_channels, out_channels/groups, *kernel), and ``output_size`` at call time."""
+
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {name}')
+        if isinstance(padding, str):
+            raise TypeError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+            padding_mode, device, dtype,
+        )  # fmt: skip
+        self.output_padding = int_tuple(output_padding, self._dims, "output_padding", name)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
+        """PyTorch's: the output_padding that gives ``output_size`` (the last spatial sizes
+        of it), which must lie within a stride of the smallest output."""
+        if output_size is None:
+            return self.output_padding
+        d = self._dims
+        spatial = input.shape[-d:]
+        size = list(output_size)
+        if len(size) == input.ndim:
+            size = size[-d:]
+        if len(size) != d:
+            raise ValueError(
+                f"ConvTranspose{d}D: for {input.ndim}D input, output_size must have {d} or "
+                f"{input.ndim} elements (got {len(size)})"
+            )
+        smallest = [
+            (n - 1) * s - 2 * p + dl * (k - 1) + 1
+            for n, s, p, dl, k in zip(
+                spatial, self.stride, self.padding, self.dilation, self.kernel_size
+            )
+        ]
+        largest = [m + s - 1 for m, s in zip(smallest, self.stride)]
+        if any(not lo <= n <= hi for n, lo, hi in zip(size, smallest, largest)):
+            raise ValueError(
+                f"requested an output size of {size}, but valid sizes range from {smallest} to "
+                f"{largest} (for an input of {list(spatial)})"
+            )
+        return tuple(n - lo for n, lo in zip(size, smallest))
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        if self.output_padding != (0,) * self._dims:  # PyTorch's place: after dilation
+            for follower in (", groups=", ", bias=", ", padding_mode=", ""):
+                head, sep, tail = text.partition(follower) if follower else (text, "", "")
+                if sep or not follower:
+                    break
+            text = head + f", output_padding={self.output_padding}" + sep + tail
+        return text
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution (a GAN generator's upsampling): weight (in_channels,
+    out_channels/groups, kH, kW), bias (out_channels,); input (N, C, H, W) or (C, H, W);
+    ``forward(input, output_size=None)``."""
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose2d(
+            input, self.weight, self.bias, self.stride, self.padding,
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution: weight (in_channels, out_channels/groups, k); input
+    (N, C, L) or (C, L)."""
+
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose1d(
+            input, self.weight, self.bias, self.stride, self.padding,
+            self._output_padding(input, output_size), self.groups, self.dilation,
+        )  # fmt: skip
 
 
 def conv_relu_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:

@@ -120,6 +120,39 @@ class Module:
             raise TypeError(f"add_module: {name!r} must be a Module or None")
         setattr(self, name, module)
 
+    def register_module(self, name: str, module: Module | None) -> None:
+        """Alias of :meth:`add_module` (PyTorch's)."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at the dotted path ``target`` (``""``: this module)."""
+        module: Module = self
+        for part in target.split(".") if target else ():
+            child = dict(module._named_children(remove_duplicate=False)).get(part)
+            if child is None:
+                raise AttributeError(
+                    f"{type(module).__name__} has no attribute `{part}` (looking up {target!r})"
+                )
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (``"0.weight"``)."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        value = dict(module._direct()).get(name)
+        if not isinstance(value, Parameter):
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return value
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._buffers():
+            raise AttributeError(f"{type(module).__name__} has no buffer `{name}`")
+        return module.__dict__.get(name)
+
     def _members(self) -> Iterable[tuple[str, Any]]:
         """The (name, value) pairs searched for parameters and sub-modules."""
         return self.__dict__.items()

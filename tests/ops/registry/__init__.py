@@ -21,6 +21,8 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv1d/conv2d, unfold, fold, constant padding
 ``pool``           max, average and adaptive average pooling
+``recurrent``      the LSTM and GRU cells' gate arithmetic
+``attention``      scaled dot-product attention
 ``pytorch_ports``  softplus, elu, silu, binary cross-entropy, weighted and ignoring losses,
                    the L1 family, KL divergence (what ported PyTorch programs use)
 ``trig``           asin … atanh, sinh, cosh, atan2
@@ -51,6 +53,7 @@ handles them too; nothing to add here.
 # issue 22's missing names
 from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries  # noqa: F401 - importing a family module registers its entries
     activation,
+    attention,
     composed,
     conv,
     division,
@@ -62,6 +65,7 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     norm,
     pool,
     pytorch_ports,
+    recurrent,
     reduce,
     scan,
     scatter,

@@ -90,8 +90,8 @@ register(
         errors=(
             ErrorInput(
                 (np.ones(3),),
-                ValueError,
-                r"^gelu: approximate must be 'none' or 'tanh', "
+                RuntimeError,
+                r"^gelu: approximate argument must be either none or tanh, "
                 r"got 'erf'",
                 {"approximate": "erf"},
                 "bad_approximation",

@@ -395,15 +395,153 @@ register(
 )
 register(OpInfo("pad", FC.pad, _pad_ref, _pad_samples, errors=_PAD_ERRORS))
 
+
+# --------------------------------------------------------------------------- transposed
+def _conv_transpose2d_ref(
+    x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """The definition: every input pixel adds its weighted kernel onto the output at
+    stride s (spread by the dilation); then ``padding`` is cut from each side and the
+    output is ``output_padding`` longer at the bottom and right."""
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    (ph, pw), (oph, opw) = _pair(padding), _pair(output_padding)
+    n, cin, h, wd = x.shape
+    _, cog, kh, kw = w.shape
+    cig = cin // groups
+    full_h, full_w = (h - 1) * sh + dh * (kh - 1) + 1, (wd - 1) * sw + dw * (kw - 1) + 1
+    oh, ow = full_h - 2 * ph + oph, full_w - 2 * pw + opw
+    full = np.zeros((n, groups * cog, max(full_h, ph + oh), max(full_w, pw + ow)))
+    for g in range(groups):
+        xs, ws = x[:, g * cig : (g + 1) * cig], w[g * cig : (g + 1) * cig]
+        for ki in range(kh):
+            for kj in range(kw):
+                contribution = np.einsum("nchw,co->nohw", xs, ws[:, :, ki, kj])
+                rows = slice(ki * dh, ki * dh + sh * (h - 1) + 1, sh)
+                cols = slice(kj * dw, kj * dw + sw * (wd - 1) + 1, sw)
+                full[:, g * cog : (g + 1) * cog, rows, cols] += contribution
+    out = full[:, :, ph : ph + oh, pw : pw + ow]
+    if b is not None:
+        out = out + b[None, :, None, None]
+    return out[0] if unbatched else out
+
+
+def _conv_transpose1d_ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1,
+                          dilation=1):  # fmt: skip
+    """The 2-D reference on (N, C, 1, L): height 1, stride and dilation 1, no padding."""
+
+    def last(value, fill):
+        return (fill, value if isinstance(value, int) else value[0])
+
+    out = _conv_transpose2d_ref(
+        x[..., None, :], w[:, :, None, :], b, last(stride, 1), last(padding, 0),
+        last(output_padding, 0), groups, last(dilation, 1),
+    )  # fmt: skip
+    return out.reshape(out.shape[:-2] + out.shape[-1:])
+
+
+def _transposed_sample(rng, desc, x_shape, w_shape, bias=True, layouts="", **kwargs) -> Sample:
+    args = [uniform(rng, x_shape), uniform(rng, w_shape)]
+    if bias:
+        args.append(uniform(rng, (w_shape[1] * kwargs.get("groups", 1),)))
+    return Sample(tuple(args), kwargs, desc, tuple(layouts))
+
+
+def _conv_transpose2d_samples(rng: np.random.Generator) -> list[Sample]:
+    s = _transposed_sample
+    return [
+        s(rng, "basic", (2, 2, 3, 4), (2, 3, 3, 3)),
+        s(rng, "tiny", (1, 1, 2, 2), (1, 1, 2, 2)),  # full Jacobian, second derivatives
+        s(rng, "stride_padding_output_padding", (1, 2, 3, 3), (2, 2, 3, 2), stride=2,
+          padding=1, output_padding=1),
+        s(rng, "output_padding_beyond_padding", (1, 1, 2, 3), (1, 2, 2, 2), stride=3,
+          output_padding=(2, 1)),
+        s(rng, "dilation_output_padding", (1, 1, 3, 2), (1, 1, 2, 2), dilation=2,
+          output_padding=1),
+        s(rng, "groups", (2, 4, 2, 3), (4, 1, 2, 2), groups=2, stride=(1, 2), padding=(0, 1)),
+        s(rng, "no_bias", (1, 2, 3, 2), (2, 2, 2, 2), bias=False, stride=2),
+        s(rng, "size1", (1, 1, 1, 1), (1, 1, 1, 1)),
+        s(rng, "zero_batch", (0, 2, 3, 3), (2, 3, 2, 2)),
+        s(rng, "unbatched", (2, 3, 3), (2, 2, 2, 3), stride=2),
+        s(rng, "views", (2, 3, 3, 4), (3, 2, 2, 2), layouts="TSS", stride=2, padding=1),
+    ]  # fmt: skip
+
+
+def _conv_transpose1d_samples(rng: np.random.Generator) -> list[Sample]:
+    s = _transposed_sample
+    return [
+        s(rng, "basic", (2, 2, 5), (2, 3, 3)),
+        s(rng, "options", (1, 4, 4), (4, 1, 3), stride=2, padding=1, output_padding=1,
+          dilation=2, groups=2),
+        s(rng, "size1", (1, 1, 1), (1, 1, 1)),
+        s(rng, "zero_batch", (0, 2, 3), (2, 1, 2)),
+        s(rng, "unbatched", (2, 4), (2, 2, 2), bias=False),
+        s(rng, "views", (2, 3, 4), (3, 2, 2), layouts="TS"),
+    ]  # fmt: skip
+
+
+def _transposed_error(x_shape, w_shape, b_shape, error, match, desc, **kwargs) -> ErrorInput:
+    args = [np.zeros(x_shape), np.zeros(w_shape)]
+    if b_shape is not None:
+        args.append(np.zeros(b_shape))
+    return ErrorInput(tuple(args), error, match, kwargs, desc)
+
+
+_CONV_TRANSPOSE2D_ERRORS = (
+    _transposed_error((1, 3, 4, 4), (2, 3, 3, 3), None, ValueError,
+                      r"^conv_transpose2d: input of shape \(1, 3, 4, 4\) has 3 channels, but "
+                      r"weight of shape \(2, 3, 3, 3\) expects 2", "channels"),
+    _transposed_error((1, 3, 4, 4), (3, 2, 3, 3), (3,), ValueError,
+                      r"^conv_transpose2d: bias of shape \(3,\) does not match", "bias"),
+    _transposed_error((1, 3, 4, 4), (3, 2, 3, 3), None, ValueError,
+                      r"^conv_transpose2d: groups=2 must divide the weight's 3 input channels",
+                      "groups", groups=2),
+    _transposed_error((1, 2, 4, 4), (2, 2, 3, 3), None, RuntimeError,
+                      r"^conv_transpose2d: output padding must be smaller than either stride or "
+                      r"dilation", "output_padding", stride=2, output_padding=2),
+    _transposed_error((1, 2, 1, 1), (2, 2, 1, 1), None, ValueError,
+                      r"^conv_transpose2d: the output's spatial size \(-1, -1\) is not "
+                      r"positive", "empty_output", padding=1),
+    _transposed_error((2, 4, 4), (2, 2, 3), None, ValueError,
+                      r"^conv_transpose2d: weight must be 4-D", "weight_3d"),
+    _transposed_error((4, 4), (2, 2, 3, 3), None, ValueError,
+                      r"^conv_transpose2d: expected a 3-D \(unbatched\) or 4-D", "input_2d"),
+    _transposed_error((1, 2, 4, 4), (2, 2, 3, 3), None, TypeError,
+                      r"^conv_transpose2d: padding must be an int or a tuple of ints",
+                      "padding_string", padding="same"),
+)  # fmt: skip
+
+register(
+    OpInfo(
+        "conv_transpose2d",
+        FC.conv_transpose2d,
+        _conv_transpose2d_ref,
+        _conv_transpose2d_samples,
+        errors=_CONV_TRANSPOSE2D_ERRORS,
+    )
+)
+register(
+    OpInfo(
+        "conv_transpose1d",
+        FC.conv_transpose1d,
+        _conv_transpose1d_ref,
+        _conv_transpose1d_samples,
+    )
+)
+
 exempt(
     "0-d",
     "input and weight have at least 3 dimensions (a 2-D input is an error input)",
     "conv2d",
     "conv2d_relu",
     "conv2d_relu_max_pool2d",
+    "conv_transpose2d",
 )
 exempt(
-    "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d"
-)
+    "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d",
+    "conv_transpose1d",
+)  # fmt: skip
+
 exempt("0-d", "needs a 3-D or 4-D input (a 2-D input is an error input)", "unfold")
 exempt("0-d", "needs a 2-D or 3-D input (a 1-D input is an error input)", "fold")

@@ -272,6 +272,11 @@ register(
 
 # ---- clone -------------------------------------------------------------------------------
 register(OpInfo("clone", lambda x: x.clone(), np.copy, unary_samples()))
+register(  # Clone("C"): a row-major copy of a non-contiguous input (the input itself otherwise)
+    OpInfo(
+        "contiguous", lambda x: x.contiguous(), lambda x: np.array(x, order="C"), unary_samples()
+    )
+)
 
 
 # ---- clamp with tensor bounds ------------------------------------------------------------

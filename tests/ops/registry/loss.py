@@ -95,8 +95,8 @@ register(
             _ce_error(
                 np.ones((2, 3)),
                 np.array([0, 1]),
-                ValueError,
-                r"^cross_entropy: label_smoothing must be in \[0, 1\], got 1.5",
+                RuntimeError,
+                r"^cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: 1.5",
                 "bad_smoothing",
                 smoothing=1.5,
             ),
@@ -131,8 +131,9 @@ register(
             _ce_error(
                 np.ones((2, 3)),
                 np.array([0.0, 1.0]),
-                TypeError,
-                r"^cross_entropy: target must hold class indices \(integers\), got float64",
+                RuntimeError,
+                r"^cross_entropy: expected target dtype to be Long or Byte \(class indices\), "
+                r"but got float64",
                 "float_target",
             ),
             _ce_error(
@@ -146,9 +147,16 @@ register(
                 np.ones((2, 3)),
                 np.array([0, 1, 2]),
                 ValueError,
-                r"^cross_entropy: target must have shape \(2,\) to match logits of shape "
-                r"\(2, 3\), got \(3,\)",
+                r"^cross_entropy: Expected input batch_size \(2\) to match target batch_size "
+                r"\(3\): logits of shape \(2, 3\), target of shape \(3,\)",
                 "target_shape",
+            ),
+            _ce_error(
+                np.ones((2, 3)),
+                np.zeros((2, 3), dtype=np.int64),
+                RuntimeError,
+                r"^cross_entropy: 0D or 1D target tensor expected, multi-target not supported",
+                "target_2d",
             ),
         ),
     )

@@ -351,21 +351,23 @@ def _nll_error(shape, target, error, match, desc, weight=None):
 
 
 _NLL_ERRORS = (
-    _nll_error((3, 2), np.array([0, 1]), ValueError, r"^nll_loss: target must have shape \(3,\)",
+    _nll_error((3, 2), np.array([0, 1]), ValueError,
+               r"^nll_loss: Expected input batch_size \(3\) to match target batch_size \(2\)",
                "target_shape"),
     _nll_error((3, 2), np.array([0, 1, 2]), IndexError,
                r"^nll_loss: target class 2 is out of range for 2 classes", "target_too_large"),
     _nll_error((3, 2), np.array([0, -5, 1]), IndexError,
                r"^nll_loss: target class -5 is out of range for 2 classes", "target_negative"),
-    _nll_error((3, 2), np.zeros(3), TypeError,
-               r"^nll_loss: target must hold class indices \(integers\), got float64", "float"),
+    _nll_error((3, 2), np.zeros(3), RuntimeError,
+               r"^nll_loss: expected target dtype to be Long or Byte \(class indices\), but got "
+               r"float64", "float"),
     _nll_error((3, 2), np.array([0, 1, 1]), RuntimeError,
                r"^nll_loss: weight tensor should be defined either for all 2 classes",
                "weight_shape", weight=np.ones(3)),
     _nll_error((), np.array(0), ValueError, r"^nll_loss: input must have 1 or more dimensions",
                "0d_input"),
-    _nll_error((2, 3, 4), np.zeros((2, 3), dtype=np.int64), ValueError,
-               r"^nll_loss: target must have shape \(2, 4\)", "spatial_target_shape"),
+    _nll_error((2, 3, 4), np.zeros((2, 3), dtype=np.int64), RuntimeError,
+               r"^nll_loss: Expected target size \[2, 4\], got \[2, 3\]", "spatial_target_shape"),
 )  # fmt: skip
 
 

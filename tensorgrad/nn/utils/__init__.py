@@ -1,4 +1,5 @@
-"""Gradient clipping and flattening parameters into one vector."""
+"""Gradient clipping, flattening parameters into one vector, and ``rnn``: variable-length
+sequences for the recurrent layers (``PackedSequence`` and its packing functions)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,6 @@ def vector_to_parameters(vector: Tensor, parameters: Iterable[Tensor]) -> None:
         for p in parameters:
             p.copy_(values[start : start + p.size].reshape(p.shape))
             start += p.size
+
+
+from tensorgrad.nn.utils import rnn as rnn  # noqa: E402 - after the helpers, which it does not use

@@ -1,0 +1,162 @@
+"""Scaled dot-product attention as one op: ``softmax(Q Kᵀ · scale + mask) V``.
+
+Composed from primitives, attention keeps the scores, the shifted scores, their exponentials,
+the probabilities and the dropped-out probabilities, each of shape (..., L, S), for backward.
+The VJP needs only the probabilities P (and the dropout mask):
+
+    dV = P̃ᵀ dO            with P̃ = P ⊙ D the dropped-out probabilities
+    dP = (dO Vᵀ) ⊙ D
+    dS = P ⊙ (dP − rowsum(dP ⊙ P))          the softmax VJP, row by row
+    dQ = dS K · scale,   dK = dSᵀ Q · scale,   d(mask) = dS (summed to the mask's shape)
+
+so this op keeps P in ``saved`` and nothing else of size L × S.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.ops.base import Op, shape_of, sum_to
+
+
+def _swap(x: Any) -> Any:
+    return x.swapaxes(-1, -2)
+
+
+_CAUSAL: dict[tuple, np.ndarray] = {}
+
+
+def causal_bias(length: int, source: int, dtype: Any) -> np.ndarray:
+    """The additive mask of ``is_causal``: 0 where key j ≤ query i, −inf above the
+    diagonal (aligned at the top left, as PyTorch's ``ones(L, S).tril()``). Made once per
+    shape and dtype, read-only."""
+    key = (length, source, np.dtype(dtype))
+    bias = _CAUSAL.get(key)
+    if bias is None:
+        bias = np.zeros((length, source), dtype=dtype)
+        bias[np.triu_indices(length, 1, source)] = -np.inf
+        bias.flags.writeable = False
+        if len(_CAUSAL) < 64:
+            _CAUSAL[key] = bias
+    return bias
+
+
+def _softmax_in_place(scores: np.ndarray) -> np.ndarray:
+    """Row softmax of a fresh float array, overwriting it (stable: shifted by the maximum)."""
+    if scores.size:
+        scores -= np.maximum.reduce(scores, axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= np.add.reduce(scores, axis=-1, keepdims=True)
+    return scores
+
+
+class ScaledDotProductAttention(Op):
+    """``softmax(q @ kᵀ · scale + mask) @ v`` over the last two axes, batch axes broadcast.
+
+    Inputs: ``q`` (..., L, E), ``k`` (..., S, E), ``v`` (..., S, Ev), then an additive float
+    ``mask`` broadcastable to (..., L, S) or None, then ``dropout`` (the kept entries' scale
+    1/(1 − p), zero elsewhere, of the probabilities' shape) or None. ``causal`` adds the
+    causal mask without a tensor for it.
+    """
+
+    name = "scaled_dot_product_attention"
+
+    def __init__(self, scale: float, causal: bool = False):
+        self.scale, self.causal = scale, causal
+
+    def _probabilities(self, q: Any, k: Any, mask: Any) -> Any:
+        if type(q) is np.ndarray and type(k) is np.ndarray and q.dtype.kind == "f":
+            return self._probabilities_of_arrays(q, k, mask)
+        scores = (q @ _swap(k)) * self.scale
+        if self.causal:
+            length, source = shape_of(scores)[-2:]
+            scores = scores + causal_bias(length, source, getattr(q, "dtype", np.float64))
+        if mask is not None:
+            scores = scores + mask
+        if np.size(scores):
+            scores = scores - np.max(scores, axis=-1, keepdims=True)
+        e = np.exp(scores)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def _probabilities_of_arrays(self, q: np.ndarray, k: np.ndarray, mask: Any) -> np.ndarray:
+        """As :meth:`_probabilities`, in place on one fresh array (forward's common case)."""
+        scores = np.matmul(q, _swap(k))
+        if scores.dtype.kind != "f":
+            scores = scores.astype(np.float64)
+        scores *= self.scale
+        if self.causal:
+            scores += causal_bias(*scores.shape[-2:], scores.dtype)
+        if mask is not None:
+            if np.broadcast_shapes(scores.shape, np.shape(mask)) == scores.shape:
+                scores += mask
+            else:
+                scores = scores + mask
+        return _softmax_in_place(scores)
+
+    def forward(self, q, k, v, mask=None, dropout=None):
+        qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
+        if len(qs) < 2 or len(ks) < 2 or len(vs) < 2 or qs[-1] != ks[-1] or ks[-2] != vs[-2]:
+            raise RuntimeError(
+                f"{self.name}: expected query (..., L, E), key (..., S, E) and value "
+                f"(..., S, Ev), got {qs}, {ks} and {vs}"
+            )
+        with np.errstate(invalid="ignore"):  # a row masked everywhere is NaN, as PyTorch's
+            p = self._probabilities(q, k, mask)
+        self.saved = p
+        if dropout is None:
+            return p @ v
+        if isinstance(dropout, np.ndarray) and isinstance(p, np.ndarray):
+            dropout = dropout.astype(p.dtype, copy=False)  # a constant: keeps q's dtype
+        return (p * dropout) @ v
+
+    def backward(self, grad, out, q, k, v, mask=None, dropout=None):
+        recorded = not all(isinstance(x, np.ndarray) for x in (q, k, v))
+        p = self._probabilities(q, k, mask) if recorded else self.saved
+        kept = p if dropout is None else p * dropout
+        nq, nk, nv, nmask = self.needs_input_grad[:4]
+        dv = sum_to(_swap(kept) @ grad, shape_of(v)) if nv else None
+        if not (nq or nk or nmask):
+            return (None, None, dv, None, None)
+        dp = grad @ _swap(v)
+        if type(dp) is np.ndarray and type(p) is np.ndarray:  # in place on the fresh dp
+            if dropout is not None:
+                dp *= dropout
+            dp -= np.add.reduce(dp * p, axis=-1, keepdims=True)
+            dp *= p
+            ds = dp
+        else:
+            if dropout is not None:
+                dp = dp * dropout
+            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+        dq = sum_to((ds @ k) * self.scale, shape_of(q)) if nq else None
+        dk = sum_to((_swap(ds) @ q) * self.scale, shape_of(k)) if nk else None
+        dmask = sum_to(ds, shape_of(mask)) if nmask else None
+        return (dq, dk, dv, dmask, None)
+
+    def jvp(self, tangents, out, q, k, v, mask=None, dropout=None):
+        """Forward mode: ``Ṡ = (q̇ kᵀ + q k̇ᵀ)·scale + ṁ``, ``Ṗ = P ⊙ (Ṡ − rowsum(P ⊙ Ṡ))``,
+        ``Ȯ = (Ṗ ⊙ D) v + (P ⊙ D) v̇`` (the dropout mask D is a constant)."""
+        tq, tk, tv, tmask = tangents[:4]
+        if tq is None and tk is None and tv is None and tmask is None:
+            return None
+        with np.errstate(invalid="ignore"):
+            p = self._probabilities(q, k, mask)
+        kept = p if dropout is None else p * dropout
+        result = None if tv is None else kept @ tv
+        ts = None
+        if tq is not None:
+            ts = (tq @ _swap(k)) * self.scale
+        if tk is not None:
+            term = (q @ _swap(tk)) * self.scale
+            ts = term if ts is None else ts + term
+        if tmask is not None:
+            ts = tmask if ts is None else ts + tmask
+        if ts is not None:
+            tp = p * (ts - (p * ts).sum(axis=-1, keepdims=True))
+            if dropout is not None:
+                tp = tp * dropout
+            term = tp @ v
+            result = term if result is None else result + term
+        return result
