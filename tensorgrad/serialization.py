@@ -516,6 +516,7 @@ def load(
 _DEFAULT_SAFE = {
     "collections.OrderedDict",
     "collections.defaultdict",
+    "collections.Counter",  # MultiStepLR's milestones
     "builtins.set",
     "builtins.frozenset",
     "builtins.slice",
