@@ -189,6 +189,26 @@ def _nested(data: Any) -> tuple[tuple[int, ...], np.dtype]:
     return tuple(shape), DEFAULT_FLOAT if dtype is None else dtype
 
 
+_FLAT_DTYPES = {
+    frozenset(): None,  # empty: the default float, by _nested
+    frozenset({bool}): np.dtype(np.bool_),
+    frozenset({int}): np.dtype(np.int64),
+    frozenset({bool, int}): np.dtype(np.int64),
+}
+
+
+def _flat_numbers_dtype(data: Any) -> np.dtype | None:
+    """PyTorch's dtype for a flat list of Python bools, ints and floats (a dataset item,
+    ``torch.tensor(tokens, dtype=torch.long)``), or None for anything else, which
+    :func:`_nested` then reads element by element."""
+    types = frozenset(map(type, data))
+    if types in _FLAT_DTYPES:
+        return _FLAT_DTYPES[types]
+    if float in types and types <= {bool, int, float}:
+        return DEFAULT_FLOAT
+    return None
+
+
 def as_array(data: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
     """Coerce ``data`` to an array: the engine's single entry point for outside data.
 
@@ -202,7 +222,9 @@ def as_array(data: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
     elif isinstance(data, np.generic):
         array = np.asarray(data)
     elif isinstance(data, (list, tuple)):
-        _, inferred = _nested(data)
+        inferred = _flat_numbers_dtype(data)  # the common case, a flat list, in C loops
+        if inferred is None:
+            _, inferred = _nested(data)
         array = np.asarray(data, dtype=dtype or inferred)
     elif isinstance(data, numbers.Number):
         array = np.asarray(data, dtype=dtype or _python_dtype(data))

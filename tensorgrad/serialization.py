@@ -1,22 +1,36 @@
-"""``save`` and ``load`` for checkpoints: nested dicts and lists of arrays, Tensors, numbers
-and strings, such as ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``.
+"""``save`` and ``load``, PyTorch's ``torch.save``/``torch.load``: checkpoints of nested dicts
+and lists of arrays, Tensors, numbers and strings, such as ``{"model": model.state_dict(),
+"optimizer": opt.state_dict(), "epoch": 3}``, and, pickled, anything else Python can pickle
+(a whole module, a custom object), to a path or to an open binary file.
 
 A checkpoint is an ordinary ``.npz`` archive: one ``.npy`` entry per array, named after its
 place in the structure (``model/0.weight``), plus a JSON entry, ``__tensorgrad__``, that
-describes the structure (dicts, lists, tuples, scalars, which arrays were Tensors). Loading
-never unpickles anything (``allow_pickle=False``), so a checkpoint cannot run code.
+describes the structure (dicts, lists, tuples, scalars, which arrays were Tensors). A value
+that has no such form (a module, an object of a class of one's own, an object array) is
+pickled into an entry of its own, its Tensors and arrays still stored as ``.npy`` entries
+(pickle's persistent ids, as PyTorch stores storages), so shared tensors stay shared.
+
+``load(f, weights_only=True)``, the default as in PyTorch 2.6 and later, never runs code from
+the file: the JSON structure and the ``.npy`` entries (``allow_pickle=False``) load as data,
+and a pickled entry is unpickled only by an unpickler that refuses every class and function
+outside a small set of plain containers, unless allowed with :func:`add_safe_globals` or the
+:func:`safe_globals` context manager (PyTorch's ``UnpicklingError`` otherwise, naming the
+global). ``weights_only=False`` unpickles anything: only for files one trusts.
 
 Every file written carries the format version (in the JSON entry) and a SHA-256 checksum of
 all its bytes (in the zip comment, the archive's last bytes): :func:`load` refuses a file that
 is truncated, has any bit changed, is not a tensorgrad checkpoint, or comes from a newer
 format, with a :class:`CheckpointError` naming the file and the problem, before it builds
-anything. Version-1 files (before the checksum) still load, checked only by the zip CRCs.
+anything. Version-1 files (before the checksum) still load, checked only by the zip CRCs;
+version 3 is version 2 with pickled entries (a file without any is still written as 2).
 
-Saving is atomic: the archive is written to a hidden temporary file in the target directory
-(``.<name>.<host>-<pid>-<random>.tmp``, a name no loader looks for, and without a checksum
-until it is complete), synced to disk and renamed over the target, so a crash, a kill or an
-error leaves either the old file or the new one, never a partial file. A temporary file left by
-a process that was killed is removed by the next save to the same path on the same machine.
+Saving to a path is atomic: the archive is written to a hidden temporary file in the target
+directory (``.<name>.<host>-<pid>-<random>.tmp``, a name no loader looks for, and without a
+checksum until it is complete), synced to disk and renamed over the target, so a crash, a kill
+or an error leaves either the old file or the new one, never a partial file. A temporary file
+left by a process that was killed is removed by the next save to the same path on the same
+machine. Saving to an open file builds the whole archive in memory first and then writes it
+in one call; everything is checked (and pickled) before anything is written, either way.
 """
 
 from __future__ import annotations
@@ -24,7 +38,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import pickle
 import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import numpy as np
@@ -32,8 +49,9 @@ import numpy as np
 from tensorgrad.core.tensor import Tensor
 
 FORMAT = "tensorgrad.checkpoint"
-VERSION = 2  #: the format version :func:`save` writes
-READABLE_VERSIONS = (1, 2)  #: the versions :func:`load` reads
+VERSION = 2  #: the format version :func:`save` writes for a file without pickled entries
+PICKLE_VERSION = 3  #: the version of a file with pickled entries
+READABLE_VERSIONS = (1, 2, 3)  #: the versions :func:`load` reads
 META_KEY = "__tensorgrad__"
 MAX_DEPTH = 200  #: nesting levels a checkpoint may have (a training checkpoint uses about 6)
 
@@ -51,14 +69,23 @@ class CheckpointError(ValueError):
 
 
 # --------------------------------------------------------------------- encoding
-class _Encoder:
-    """Turns a structure into JSON nodes, collecting its arrays under unique archive names."""
+def _storable(array: np.ndarray) -> bool:
+    """Whether an array is stored as an ``.npy`` entry (numbers, bools, strings)."""
+    return not array.dtype.hasobject and array.dtype.kind in "biufcUS"
 
-    def __init__(self) -> None:
+
+class _Encoder:
+    """Turns a structure into JSON nodes, collecting its arrays under unique archive names;
+    values without a JSON form are pickled (``pickle_protocol``)."""
+
+    def __init__(self, pickle_protocol: int = 2, pickle_module: Any = None) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.pickled = False  #: whether some value had to be pickled (format version 3)
+        self.pickle_protocol = pickle_protocol
+        self.pickle_module = pickle_module
 
     def _store(self, array: np.ndarray, path: str) -> str:
-        if array.dtype.hasobject or array.dtype.kind not in "biufcUS":
+        if not _storable(array):
             raise TypeError(f"save: cannot save an array of dtype {array.dtype} at {path!r}")
         name, n = path or "data", 1
         while name in self.arrays or name == META_KEY:
@@ -66,6 +93,51 @@ class _Encoder:
             name = f"{path or 'data'}~{n}"
         self.arrays[name] = array
         return name
+
+    def _pickle(self, value: Any, path: str) -> list:
+        """A value without a JSON form, pickled into an entry of its own; its Tensors and
+        numeric arrays become entries of their own (persistent ids)."""
+        import io
+
+        where = path or "the top level"
+        buffer = io.BytesIO()
+        stored: dict[int, tuple] = {}  # id → persistent id: a shared tensor is stored once
+        keep: list[Any] = []  # the objects behind those ids, alive until the pickle is done
+
+        def persistent_id(obj: Any) -> tuple | None:
+            key = id(obj)
+            if key in stored:
+                return stored[key]
+            base = f"{path or 'data'}~pickled/{len(stored)}"
+            if isinstance(obj, Tensor) and type(obj).__name__ in ("Tensor", "Parameter"):
+                kind = "parameter" if type(obj).__name__ == "Parameter" else "tensor"
+                pid: tuple | None = (kind, self._store(obj._data, base), obj.requires_grad)
+            elif isinstance(obj, np.ndarray) and type(obj) is np.ndarray and _storable(obj):
+                pid = ("array", self._store(obj, base))
+            elif isinstance(obj, np.generic) and _storable(np.asarray(obj)):
+                pid = ("scalar", self._store(np.asarray(obj), base))
+            elif isinstance(obj, np.dtype) and not obj.fields and obj.kind in "biufc":
+                pid = ("dtype", obj.str)
+            else:
+                return None
+            stored[key] = pid
+            keep.append(obj)
+            return pid
+
+        module = self.pickle_module or pickle
+        try:
+            pickler = module.Pickler(buffer, protocol=self.pickle_protocol)
+            pickler.persistent_id = persistent_id
+            pickler.dump(value)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            hint = " (save its state_dict() instead)" if hasattr(value, "state_dict") else ""
+            raise TypeError(
+                f"save: cannot save a {type(value).__name__} at {where!r}: it cannot be "
+                f"pickled ({exc}){hint}"
+            ) from exc
+        self.pickled = True
+        data = np.frombuffer(buffer.getvalue(), dtype=np.uint8)
+        return ["pickle", self._store(data, f"{path or 'data'}~pickle")]
 
     def encode(self, value: Any, path: str, depth: int = 0) -> list:
         if depth > MAX_DEPTH:
@@ -83,26 +155,26 @@ class _Encoder:
             return ["float", value]
         if isinstance(value, str):
             return ["str", value]
-        if isinstance(value, np.generic):
+        if isinstance(value, np.generic) and _storable(np.asarray(value)):
             return ["scalar", self._store(np.asarray(value), path)]
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and type(value) is np.ndarray and _storable(value):
             return ["array", self._store(value, path)]
         if isinstance(value, Tensor):
             kind = "parameter" if type(value).__name__ == "Parameter" else "tensor"
             return [kind, self._store(value._data, path), value.requires_grad]
-        if isinstance(value, (list, tuple)):
+        if type(value) in (list, tuple):  # a namedtuple or a list subclass is pickled
             items = [
                 self.encode(item, f"{path}/{i}" if path else str(i), depth + 1)
                 for i, item in enumerate(value)
             ]
             return ["tuple" if isinstance(value, tuple) else "list", items]
         if isinstance(value, dict):
+            if type(value) not in (dict, OrderedDict) or any(
+                isinstance(key, bool) or not isinstance(key, (str, int)) for key in value
+            ):  # keys JSON cannot hold, or a dict subclass of one's own: pickled
+                return self._pickle(value, path)
             entries = []
             for key, item in value.items():
-                if isinstance(key, bool) or not isinstance(key, (str, int)):
-                    raise TypeError(
-                        f"save: dict keys must be strings or integers, got {key!r} at {path!r}"
-                    )
                 child = f"{path}/{key}" if path else str(key)
                 entries.append(
                     [
@@ -112,17 +184,13 @@ class _Encoder:
                     ]
                 )
             return ["dict", entries]
-        hint = " (save its state_dict() instead)" if hasattr(value, "state_dict") else ""
-        raise TypeError(
-            f"save: cannot save a {type(value).__name__} at {path or 'the top level'!r}{hint}; "
-            "checkpoints hold dicts, lists, tuples, arrays, Tensors, numbers, strings and None"
-        )
+        return self._pickle(value, path)
 
 
 _PLAIN = {"bool": (bool,), "int": (int,), "float": (float, int), "str": (str,)}
 
 
-def _decode(node: Any, arrays: dict[str, np.ndarray], depth: int = 0) -> Any:
+def _decode(node: Any, arrays: dict[str, np.ndarray], depth: int = 0, unpickle: Any = None) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     kind = node[0]
@@ -146,13 +214,15 @@ def _decode(node: Any, arrays: dict[str, np.ndarray], depth: int = 0) -> Any:
 
         return Parameter(arrays[node[1]], requires_grad=node[2])
     if kind in ("list", "tuple"):
-        items = [_decode(item, arrays, depth + 1) for item in node[1]]
+        items = [_decode(item, arrays, depth + 1, unpickle) for item in node[1]]
         return tuple(items) if kind == "tuple" else items
     if kind == "dict":
         return {
-            int(key) if tag == "int" else str(key): _decode(item, arrays, depth + 1)
+            int(key) if tag == "int" else str(key): _decode(item, arrays, depth + 1, unpickle)
             for tag, key, item in node[1]
         }
+    if kind == "pickle":
+        return unpickle(arrays[node[1]])
     raise ValueError(f"unknown node type {kind!r}")
 
 
@@ -269,18 +339,41 @@ def _sync_directory(directory: str) -> None:
             os.close(fd)
 
 
-def save(obj: Any, path: PathLike, compressed: bool = False) -> None:
-    """Save ``obj`` (nested dicts, lists and tuples of arrays, Tensors, numbers, strings and
-    None) to ``path`` as an ``.npz`` archive with a checksum, atomically. The path is used as
-    given, whatever its name (no ``.npz`` is appended). ``compressed`` deflates the arrays
-    (smaller, slower). Unsupported values are refused before any file is touched."""
+def _encode(obj: Any, pickle_module: Any, pickle_protocol: int) -> dict[str, np.ndarray]:
+    """The archive's entries for ``obj``: the JSON structure and every array."""
     import json
 
-    path = os.fspath(path)
-    encoder = _Encoder()
+    encoder = _Encoder(pickle_protocol, pickle_module)
     root = encoder.encode(obj, "")
-    meta = json.dumps({"format": FORMAT, "version": VERSION, "root": root})
-    arrays = {META_KEY: np.frombuffer(meta.encode("utf-8"), dtype=np.uint8), **encoder.arrays}
+    version = PICKLE_VERSION if encoder.pickled else VERSION
+    meta = json.dumps({"format": FORMAT, "version": version, "root": root})
+    return {META_KEY: np.frombuffer(meta.encode("utf-8"), dtype=np.uint8), **encoder.arrays}
+
+
+def save(
+    obj: Any,
+    f: PathLike | IO[bytes],
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+    *,
+    compressed: bool = False,
+) -> None:
+    """Save ``obj`` to ``f``, a path or a binary file open for writing, as an ``.npz``
+    archive with a checksum (PyTorch's ``torch.save``).
+
+    Dicts, lists, tuples, arrays, Tensors, numbers, strings and None are stored as data;
+    anything else (a whole module, an object of one's own) is pickled, with
+    ``pickle_module`` (default: ``pickle``) and ``pickle_protocol``, and loads only with
+    ``load(f, weights_only=False)`` or an allowlist (:func:`safe_globals`). A path is used as
+    given (no ``.npz`` is appended) and written atomically. ``compressed`` deflates the
+    arrays (smaller, slower). What cannot be saved is refused before anything is written."""
+    arrays = _encode(obj, pickle_module, pickle_protocol)
+    if hasattr(f, "write"):
+        _save_to_file(arrays, f, compressed)
+        return
+    path = os.fspath(f)
     target = os.path.abspath(path)
     if os.path.isdir(target):
         raise IsADirectoryError(errno.EISDIR, "cannot save: the target is a directory", path)
@@ -299,6 +392,18 @@ def save(obj: Any, path: PathLike, compressed: bool = False) -> None:
     _remove_stale_temporaries(target)
 
 
+def _save_to_file(arrays: dict[str, np.ndarray], file: Any, compressed: bool) -> None:
+    """The archive built and sealed in memory, then written to ``file`` in one call."""
+    import io
+
+    buffer = io.BytesIO()
+    _write_archive(buffer, arrays, compressed)
+    _seal(buffer)
+    file.write(buffer.getvalue())
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        file.flush()
+
+
 def _verified(data: bytes, path: str) -> bool:
     """Whether ``data`` ends with a checksum trailer (then it must match, or this raises)."""
     import hashlib
@@ -314,9 +419,25 @@ def _verified(data: bytes, path: str) -> bool:
     return True
 
 
-def load(path: PathLike) -> Any:
-    """Load a checkpoint written by :func:`save`. Arrays come back as NumPy arrays, Tensors
-    as Tensors (without gradients), tuples as tuples and integer dict keys as integers.
+def load(
+    f: PathLike | IO[bytes],
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """Load what :func:`save` wrote, from a path or a binary file open for reading
+    (PyTorch's ``torch.load``). Arrays come back as NumPy arrays, Tensors as Tensors (without
+    gradients), tuples as tuples and integer dict keys as integers.
+
+    ``weights_only`` (default True, as in PyTorch) loads pickled entries only through an
+    unpickler that allows plain containers and the classes and functions given to
+    :func:`add_safe_globals` / :func:`safe_globals`, raising ``pickle.UnpicklingError``
+    (naming the global) for anything else; ``weights_only=False`` unpickles anything, so
+    use it only for files you trust. ``map_location`` may name the CPU (or be a dict or a
+    function, as PyTorch takes: everything loads onto the CPU); ``mmap`` is accepted.
 
     Raises :class:`CheckpointError`, naming the file and what is wrong, for a file that is
     truncated, corrupt (its checksum does not match), foreign, or of a newer format version;
@@ -325,9 +446,26 @@ def load(path: PathLike) -> Any:
     import json
     import zipfile
 
-    path = os.fspath(path)
-    with open(path, "rb") as file:
-        data = file.read()
+    if weights_only is None:
+        weights_only = True
+    if weights_only and pickle_module is not None:
+        raise RuntimeError(
+            "Can not safely load weights when explicit pickle_module is specified (pass "
+            "weights_only=False to use it)"
+        )
+    if isinstance(map_location, str) or type(map_location).__name__ == "device":
+        from tensorgrad import backend
+
+        backend.as_device(map_location)
+    if hasattr(f, "read"):
+        path = str(getattr(f, "name", "<file object>"))
+        data = b"" if isinstance(f, io.TextIOBase) else f.read()
+        if isinstance(f, io.TextIOBase) or not isinstance(data, bytes):
+            raise TypeError(f"load: {path} must be opened in binary mode ('rb')")
+    else:
+        path = os.fspath(f)
+        with open(path, "rb") as file:
+            data = file.read()
     verified = _verified(data, path)
     if data[:4] != b"PK\x03\x04":
         what = "an empty file" if not data else "not an .npz archive"
@@ -352,7 +490,7 @@ def load(path: PathLike) -> Any:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a tensorgrad checkpoint (unknown metadata format)")
     version = meta.get("version")
-    if type(version) is int and version > VERSION:
+    if type(version) is int and version > max(READABLE_VERSIONS):
         raise CheckpointError(
             f"{path}: written in checkpoint format version {version}, newer than this "
             f"tensorgrad reads (versions {', '.join(map(str, READABLE_VERSIONS))}); upgrade "
@@ -364,8 +502,11 @@ def load(path: PathLike) -> Any:
         raise CheckpointError(
             f"{path}: truncated or corrupt checkpoint (its checksum trailer is missing or damaged)"
         )
+    unpickle = _unpickler(arrays, path, weights_only, pickle_module, pickle_load_args)
     try:
-        return _decode(meta["root"], arrays)
+        return _decode(meta["root"], arrays, unpickle=unpickle)
+    except pickle.UnpicklingError:
+        raise
     except (KeyError, IndexError, TypeError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{path}: corrupt checkpoint structure ({exc!r})") from exc
 
@@ -391,3 +532,157 @@ def write_atomically(path: PathLike, data: bytes) -> None:
         raise
     _sync_directory(os.path.dirname(target))
     _remove_stale_temporaries(target)
+
+
+# --------------------------------------------------------------------- pickled entries
+#: what a weights-only load unpickles without being told: plain containers and values
+_DEFAULT_SAFE = {
+    "collections.OrderedDict",
+    "collections.defaultdict",
+    "collections.Counter",  # MultiStepLR's milestones
+    "builtins.set",
+    "builtins.frozenset",
+    "builtins.slice",
+    "builtins.complex",
+    "builtins.range",
+    "builtins.bytearray",
+    "tensorgrad.core.args.Size",
+}
+#: the classes and functions allowed by :func:`add_safe_globals`, by "module.qualname"
+_SAFE_GLOBALS: dict[str, Any] = {}
+_SCOPED: list[dict[str, Any]] = []  #: those of the :func:`safe_globals` blocks now open
+
+
+def _global_name(obj: Any) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def _named(entries: Any, what: str) -> dict[str, Any]:
+    """``[cls, func, (obj, "module.name"), ...]`` by the names pickles refer to them by."""
+    if not isinstance(entries, (list, tuple)):
+        raise TypeError(f"{what}: expected a list of classes or functions, got {entries!r}")
+    named = {}
+    for entry in entries:
+        if isinstance(entry, tuple):
+            if len(entry) != 2 or not isinstance(entry[1], str):
+                raise TypeError(f"{what}: expected (object, 'module.name'), got {entry!r}")
+            named[entry[1]] = entry[0]
+        elif hasattr(entry, "__module__") and hasattr(entry, "__qualname__"):
+            named[_global_name(entry)] = entry
+        else:
+            raise TypeError(f"{what}: {entry!r} is not a class or a function")
+    return named
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow these classes and functions (or ``(obj, "module.name")`` pairs: ``obj`` stands
+    for that name) in weights-only loads from now on, as PyTorch's."""
+    _SAFE_GLOBALS.update(_named(safe_globals, "add_safe_globals"))
+
+
+def get_safe_globals() -> list[Any]:
+    """What :func:`add_safe_globals` has allowed so far."""
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget everything :func:`add_safe_globals` allowed."""
+    _SAFE_GLOBALS.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
+    """``with safe_globals([MyModel]): load(f)``: allow these only inside the block."""
+    _SCOPED.append(_named(safe_globals, "safe_globals"))
+    try:
+        yield
+    finally:
+        _SCOPED.pop()
+
+
+def _allowed(module: str, name: str) -> Any:
+    """The object a weights-only load may use for ``module.name``, or None. Protocol-2
+    pickles name Python 2's modules (``__builtin__.set``): read as Python 3's, as pickle does."""
+    import _compat_pickle
+
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+    module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+    full = f"{module}.{name}"
+    for scope in reversed(_SCOPED):
+        if full in scope:
+            return scope[full]
+    if full in _SAFE_GLOBALS:
+        return _SAFE_GLOBALS[full]
+    if full in _DEFAULT_SAFE:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
+    return None
+
+
+def _refusal(path: str, module: str, name: str) -> pickle.UnpicklingError:
+    full = f"{module}.{name}"
+    return pickle.UnpicklingError(
+        f"{path}: Weights only load failed. This file can still be loaded, to do so you have "
+        "two options, do those steps only if you trust the source of the checkpoint. (1) "
+        "Re-running `tensorgrad.load` with `weights_only` set to `False` will likely succeed, "
+        "but it can result in arbitrary code execution. (2) Alternatively, allow the global: "
+        f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
+        f"`tensorgrad.serialization.add_safe_globals([{name}])` or the "
+        f"`tensorgrad.serialization.safe_globals([{name}])` context manager to allowlist "
+        "this global if you trust this class/function."
+    )
+
+
+def _unpickler(
+    arrays: dict[str, np.ndarray],
+    path: str,
+    weights_only: bool,
+    pickle_module: Any,
+    load_args: dict[str, Any],
+) -> Callable[[np.ndarray], Any]:
+    """What turns a pickled entry back into its value, with its Tensors and arrays taken
+    from their entries (each once, so what was shared is shared again)."""
+    import io
+
+    loaded: dict[str, Any] = {}
+
+    def persistent_load(pid: Any) -> Any:
+        kind = pid[0]
+        if kind == "dtype":
+            return np.dtype(pid[1])
+        name = pid[1]
+        if name not in loaded:
+            array = arrays[name]
+            if kind == "array":
+                loaded[name] = array
+            elif kind == "scalar":
+                loaded[name] = array[()]
+            elif kind == "tensor":
+                loaded[name] = Tensor(array, requires_grad=pid[2])
+            elif kind == "parameter":
+                from tensorgrad.nn.parameter import Parameter
+
+                loaded[name] = Parameter(array, requires_grad=pid[2])
+            else:
+                raise ValueError(f"unknown persistent id {pid!r}")
+        return loaded[name]
+
+    module = pickle if weights_only or pickle_module is None else pickle_module
+
+    class Unpickler(module.Unpickler):  # type: ignore[name-defined, misc]
+        def find_class(self, module_name: str, name: str) -> Any:
+            if not weights_only:
+                return super().find_class(module_name, name)
+            found = _allowed(module_name, name)
+            if found is None:
+                raise _refusal(path, module_name, name)
+            return found
+
+    def unpickle(data: np.ndarray) -> Any:
+        unpickler = Unpickler(io.BytesIO(data.tobytes()), **load_args)
+        unpickler.persistent_load = persistent_load
+        return unpickler.load()
+
+    return unpickle

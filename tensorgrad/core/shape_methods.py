@@ -40,9 +40,9 @@ class ShapeMethods:
         out = self.reshape(target)
         if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
             raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least "
-                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                f"instead. (view: shape {self.shape} with strides "
+                "view: view size is not compatible with input tensor's size and stride (at "
+                "least one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                f"instead. (shape {self.shape} with strides "
                 f"{tuple(s // self._data.itemsize for s in self._data.strides)} as {target})"
             )
         return out

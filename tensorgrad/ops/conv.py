@@ -525,11 +525,14 @@ class ConvTranspose2d(Op):
         return dx, dw, db
 
     def jvp(self, tangents, out, x, weight, bias=None):
-        """Bilinear in (x, weight), plus the bias: the op on (ẋ, W) and on (x, Ẇ), and ḃ."""
+        """Bilinear in (x, weight), plus the bias: convT(ẋ, W) + convT(x, Ẇ) + ḃ."""
         tx, tw, tb = (*tangents, None, None)[:3]
+        plain = ConvTranspose2d(
+            self.stride, self.padding, self.output_padding, self.dilation, self.groups
+        )
         return add_tangents(
-            None if tx is None else self.forward(tx, weight),
-            None if tw is None else self.forward(x, tw),
+            None if tx is None else plain.forward(tx, weight),
+            None if tw is None else plain.forward(x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )
 

@@ -211,6 +211,16 @@ class Pow(Op):
         return add_tangents(dx, dy)
 
 
+def _power(x: Any, y: Any) -> Any:
+    """``x ** y``, by repeated products for a Python exponent of 2 or 3 (``tanh``-GELU's
+    ``x ** 3``): NumPy computes float powers with ``pow``, over a hundred times slower than
+    two products, and PyTorch's kernels multiply too. Other exponents go to ``**``."""
+    if type(x) is np.ndarray and x.dtype.kind == "f" and type(y) in (int, float) and y in (2, 3):
+        square = x * x
+        return square if y == 2 else square * x
+    return x**y
+
+
 class Exp(Op):
     uses_inputs = False
     uses_output = True

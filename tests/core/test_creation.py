@@ -126,3 +126,19 @@ def test_bad_shapes_and_steps():
         tg.arange(0, 5, 0)
     with pytest.raises(TypeError, match="randn: dtype must be float32 or float64"):
         tg.randn(2, dtype=tg.int64)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[1, 2, 3], [1.0, 2], [True, 1], [True, False], [], [1, 2.5, True], (3, 4), [[1, 2], [3, 4]]],
+)
+def test_flat_python_lists_get_pytorchs_dtypes(data):
+    """Flat lists of Python numbers take a fast path (a dataset item made into a tensor)."""
+    expected = {"int": tg.int64, "float": tg.float32, "bool": tg.bool}
+    flat = [v for row in data for v in row] if data and isinstance(data[0], list) else data
+    kinds = {type(v).__name__ for v in flat}
+    want = "float" if "float" in kinds or not kinds else "int" if "int" in kinds else "bool"
+    assert tg.tensor(data).dtype == expected[want]
+    assert tg.tensor(data, dtype=tg.float64).dtype == tg.float64
+    torch = pytest.importorskip("torch")
+    assert str(tg.tensor(data).dtype) == str(torch.tensor(data).dtype).replace("torch.", "")

@@ -65,8 +65,8 @@ register(
             ErrorInput(
                 (np.asfortranarray(np.ones((3, 4))),),
                 RuntimeError,
-                r"^view: a tensor of shape \(3, 4\) .* cannot be viewed as \(2, 6\) without "
-                r"copying; use \.reshape",
+                r"^view: view size is not compatible with input tensor's size and stride .* "
+                r"Use \.reshape\(\.\.\.\) instead\. \(shape \(3, 4\) .* as \(2, 6\)\)",
                 {"shape": (2, 6)},
                 "needs_a_copy",
             ),
