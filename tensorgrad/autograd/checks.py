@@ -697,6 +697,20 @@ def _scalar_logsumexp(op: ops.LogSumExp, x: Any) -> Any:
     return out if op.keepdims else np.squeeze(out, axis=axes)
 
 
+def _plain(x: Any) -> Any:
+    """The numbers an array of Values holds (a constant, with no graph behind it)."""
+    if not _has_values(x):
+        return x
+    return np.vectorize(lambda v: getattr(v, "data", v), otypes=[float])(x)
+
+
+def _scalar_remainder(op: ops.Op, x: Any, y: Any) -> Any:
+    """``x − q·y`` with the whole quotient ``q`` (floored, or truncated for fmod) a constant."""
+    a, b = _plain(x), _plain(y)
+    quotient = np.floor_divide(a, b) if isinstance(op, ops.Remainder) else np.trunc(a / b)
+    return x - y * quotient
+
+
 def _element(value: Any) -> Any:
     """A 0-d object array as its Value: NumPy would store the array itself in an object
     array's element (``out[()] = value``), not the Value it holds."""
@@ -770,6 +784,9 @@ SCALAR_FORWARDS: dict[type[ops.Op], Callable[..., Any]] = {
     ops.BinaryCrossEntropy: _scalar_binary_cross_entropy,
     ops.Softplus: _scalar_softplus,
     ops.Elu: _scalar_elu,
+    ops.Remainder: _scalar_remainder,
+    ops.Fmod: _scalar_remainder,
+    ops.Rounding: lambda op, *inputs: op.forward(*map(_plain, inputs)),  # constant
 }
 
 

@@ -184,11 +184,7 @@ class MathMethods:
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
-        dtype = backend.result_type(self._data, _raw(other))
-        check_integer_divisor("div", dtype, other)
-        quotient = (self / other).detach()
-        rounded = np.floor(quotient._data) if rounding_mode == "floor" else np.trunc(quotient._data)
-        return wrap(rounded.astype(dtype))
+        return rounded_division(self, other, rounding_mode)
 
     divide = true_divide = div
 
@@ -254,20 +250,25 @@ class MathMethods:
     def logical_xor(self, other: Any) -> Any:
         return wrap(np.logical_xor(self._data, _raw(other)))
 
+    # piecewise constant: the result requires grad, and the gradient is 0 (PyTorch's)
     def sign(self) -> Any:
-        return wrap(np.sign(self._data))
+        return apply(ops.Rounding("sign", _sign), self)
 
     def floor(self) -> Any:
-        return wrap(np.floor(self._data))
+        return apply(ops.Rounding("floor", _integers_unchanged(np.floor)), self)
 
     def ceil(self) -> Any:
-        return wrap(np.ceil(self._data))
+        return apply(ops.Rounding("ceil", _integers_unchanged(np.ceil)), self)
 
     def round(self, decimals: int = 0) -> Any:
-        return wrap(np.round(self._data, decimals))
+        def round_half_even(x: np.ndarray) -> np.ndarray:
+            return x.copy() if x.dtype.kind in "biu" and decimals >= 0 else np.round(x, decimals)
+
+        return apply(ops.Rounding("round", round_half_even), self)
 
     def trunc(self) -> Any:
-        return wrap(np.trunc(self._data))
+        return apply(ops.Rounding("trunc", _integers_unchanged(np.trunc)), self)
+
 
     def equal(self, other: Any) -> bool:
         """True when ``other`` has the same shape and elements (PyTorch's ``equal``)."""
@@ -433,7 +434,12 @@ class MathMethods:
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "argsort")
         data = self._data if self.ndim else self._data.reshape(1)
-        order = np.argsort(_descending_key(data) if descending else data, axis=axis, kind="stable")
+        if descending and data.dtype.kind == "f" and np.isnan(data).any():
+            # PyTorch orders NaN as the largest value: first when descending
+            order = np.lexsort((_descending_key(data), ~np.isnan(data)), axis=axis)
+        else:
+            key = _descending_key(data) if descending else data
+            order = np.argsort(key, axis=axis, kind="stable")
         return wrap(order.reshape(self.shape))
 
     @numpy_names
@@ -539,6 +545,62 @@ def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
+def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
+    """``x % y`` (``ops.Remainder``) or ``fmod`` (``ops.Fmod``) with PyTorch's promotion and
+    its error for an integer divisor of 0; differentiable (1 with respect to ``x``)."""
+    ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
+    if ax is NotImplemented or ay is NotImplemented:
+        return NotImplemented
+    check_integer_divisor(op_type.name, backend.result_type(ax, ay), ay)
+    return binary(op_type, x, y)
+
+
+def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:
+    """``x / y`` rounded down (``//``, ``div(rounding_mode="floor")``) or towards zero, in
+    PyTorch's result dtype, exact for integers; its gradient is 0, as PyTorch's ``div``."""
+    x, y = engine.operand(x), engine.operand(y)
+    if x is NotImplemented or y is NotImplemented:
+        return NotImplemented
+    dtype = backend.result_type(_raw(x), _raw(y))
+    check_integer_divisor("div", dtype, y)
+    x, y = engine._cast(x, dtype), engine._cast(y, dtype)
+    divide = _floor_divide if rounding_mode == "floor" else _trunc_divide
+    return apply(ops.Rounding(f"div_{rounding_mode}", divide), x, y)
+
+
+def _floor_divide(x: Any, y: Any) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):  # a float 0 divisor: ±inf or NaN
+        return np.asarray(np.floor_divide(x, y))
+
+
+def _trunc_divide(x: Any, y: Any) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.result_type(x, y).kind == "f":
+            return np.asarray(np.trunc(np.true_divide(x, y)))
+        quotient = np.asarray(np.floor_divide(x, y))  # integers: exact, then towards zero
+        inexact = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
+        return quotient + inexact.astype(quotient.dtype)
+
+
+def _integers_unchanged(function: Any) -> Any:
+    """``function`` (floor, ceil, trunc) for floats; integers are already whole (NumPy would
+    return them as float64)."""
+
+    def rounded(x: np.ndarray) -> np.ndarray:
+        return x.copy() if x.dtype.kind in "biu" else function(x)
+
+    rounded.__name__ = function.__name__
+    return rounded
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: 0 for NaN, a bool tensor unchanged (NumPy has no bool loop)."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out) if out.dtype.kind == "f" else out
+
+
 def _triangle(x: Any, keep: Any, name: str, diagonal: int) -> np.ndarray:
     """Where a triangle of ``x``'s last two dimensions is (``keep``: np.tril or np.triu)."""
     if x.ndim < 2:
@@ -587,7 +649,7 @@ def _descending_key(data: np.ndarray) -> np.ndarray:
         return ~data
     if data.dtype.kind == "u":
         return np.iinfo(data.dtype).max - data
-    return -data.astype(np.float64) if data.dtype.kind == "i" else -data
+    return ~data if data.dtype.kind == "i" else -data  # ~x = -x - 1: no overflow at the minimum
 
 
 def _is_dtype_name(value: Any) -> bool:

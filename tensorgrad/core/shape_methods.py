@@ -295,7 +295,11 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- indexing
     def __getitem__(self, index: Any) -> Any:
-        return apply(ops.GetItem(raw_index(index)), self)
+        index = raw_index(index)
+        split = torch_order(index)
+        if split is not None:  # integers first, then the arrays: PyTorch's dimension order
+            return apply(ops.GetItem(split[1]), apply(ops.GetItem(split[0]), self))
+        return apply(ops.GetItem(index), self)
 
     @numpy_names
     def gather(self, dim: int, index: Any) -> Any:
@@ -325,8 +329,56 @@ def raw_index(index: Any) -> Any:
     if isinstance(index, tuple):
         return tuple(map(_raw_part, index))
     if isinstance(index, list):
-        return np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
+        array = np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
+        return array.astype(np.int64) if array.size == 0 else array  # t[[]]: no element
     return index
+
+
+def torch_order(index: Any) -> tuple[tuple, tuple] | None:
+    """PyTorch's reading of an index that mixes integers with index arrays separated by a
+    slice, None or Ellipsis, as two NumPy indices to apply one after the other; None where
+    NumPy's reading is PyTorch's.
+
+    PyTorch selects the integers first, then indexes with the arrays, so ``x[0, :, [0, 1]]``
+    of a (2, 3, 4) tensor is (3, 2); NumPy counts the integer as one more index array,
+    separated from the other by the slice, and puts the indexed dimensions first: (2, 3).
+    Where the integers and arrays stand side by side the two readings agree.
+    """
+    if not isinstance(index, tuple):
+        return None
+    kinds = [_index_kind(part) for part in index]
+    if "int" not in kinds or "array" not in kinds or "other" in kinds:
+        return None
+    picked = [i for i, kind in enumerate(kinds) if kind in ("int", "array")]
+    if picked[-1] - picked[0] + 1 == len(picked):  # side by side: NumPy's order is PyTorch's
+        return None
+    select: list[Any] = []
+    arrays: list[Any] = []
+    for part, kind in zip(index, kinds, strict=True):
+        if kind == "array":
+            part = np.asarray(part)
+            width = part.ndim if part.dtype == np.bool_ else 1
+            select.extend([slice(None)] * width)
+            arrays.append(part)
+        elif kind == "int":
+            select.append(part)
+        else:  # a slice, None or Ellipsis: applied by the first index, kept whole by the second
+            select.append(part)
+            arrays.append(Ellipsis if part is Ellipsis else slice(None))
+    return tuple(select), tuple(arrays)
+
+
+def _index_kind(part: Any) -> str:
+    """'int', 'array' (an index array or list), 'basic' (slice, None, Ellipsis) or 'other'."""
+    if isinstance(part, (bool, np.bool_)):
+        return "other"
+    if isinstance(part, (int, np.integer)):
+        return "int"
+    if part is None or part is Ellipsis or isinstance(part, slice):
+        return "basic"
+    if isinstance(part, (np.ndarray, list)):
+        return "array" if np.ndim(part) else "other"
+    return "other"
 
 
 def _raw_part(part: Any) -> Any:

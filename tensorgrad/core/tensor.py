@@ -22,9 +22,9 @@ from tensorgrad import backend, ops
 from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, shape_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
-from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
+from tensorgrad.core.math_methods import MathMethods, remainder, rounded_division
 from tensorgrad.core.numpy_protocol import NumpyProtocol
-from tensorgrad.core.shape_methods import ShapeMethods, raw_index
+from tensorgrad.core.shape_methods import ShapeMethods, raw_index, torch_order
 from tensorgrad.grad_mode import no_grad
 
 
@@ -468,15 +468,16 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return binary(ops.MatMul, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return self.div(other, rounding_mode="floor")
+        return rounded_division(self, other, "floor")
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return engine.as_tensor(other).div(self, rounding_mode="floor")
+        return rounded_division(other, self, "floor")
 
     def __mod__(self, other: Any) -> Tensor:
-        other_data = other._data if isinstance(other, Tensor) else other
-        check_integer_divisor("remainder", backend.result_type(self._data, other_data), other_data)
-        return wrap(np.mod(self._data, other_data))
+        return remainder(ops.Remainder, self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return remainder(ops.Remainder, other, self)
 
     def __neg__(self) -> Tensor:
         return apply(ops.Neg(), self)
@@ -514,6 +515,28 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def __xor__(self, other: Any) -> Tensor:
         return _compare(np.bitwise_xor, self, other)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _compare(np.left_shift, self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _compare(np.right_shift, self, other)
+
+    # a number on the left: 2 & t, 2 << t
+    def __rand__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_and, other, self)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_or, other, self)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_xor, other, self)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _compare(np.left_shift, other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _compare(np.right_shift, other, self)
 
     def __invert__(self) -> Tensor:
         if self.dtype.kind == "f":
@@ -632,7 +655,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         value = _inplace_operand(value)
         if isinstance(value, Tensor) and value.dtype != self.dtype:
             value = value.to(self.dtype)
-        engine.inplace_setitem(self, raw_index(index), value)
+        index = raw_index(index)
+        split = torch_order(index)
+        if split is not None:  # PyTorch's order: write through the view the integers select
+            self[split[0]][split[1]] = value
+            return
+        engine.inplace_setitem(self, index, value)
 
 
 engine.register_tensor_type(Tensor)
@@ -671,11 +699,13 @@ def _random_fill_check(name: str, tensor: Tensor) -> None:
         raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
 
 
-def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:
-    y = engine.operand(y)
-    if y is NotImplemented:
+def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
+    """``ufunc(x, y)`` without gradient (a comparison, a bitwise op); one of the two is a
+    Tensor, the other any operand."""
+    x, y = engine.operand(x), engine.operand(y)
+    if x is NotImplemented or y is NotImplemented:
         return NotImplemented
-    a, y = x._data, y._data if isinstance(y, Tensor) else y
+    a, y = x._data if isinstance(x, Tensor) else x, y._data if isinstance(y, Tensor) else y
     if backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
         dtype = backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
         if dtype != np.result_type(a, y):  # compared in float32, where the two are equal

@@ -103,6 +103,63 @@ class Div(Op):
         )
 
 
+class Remainder(Op):
+    """``x % y`` with the sign of ``y`` (Python's and PyTorch's ``remainder``):
+    ``x − floor(x / y)·y``, so its gradient is 1 with respect to ``x`` and ``−floor(x / y)``
+    with respect to ``y`` (PyTorch's)."""
+
+    def forward(self, x, y):
+        return np.mod(x, y)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        return (
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(-grad * _constant(np.floor_divide, x, y), shape_of(y)) if ny else None,
+        )
+
+
+class Fmod(Op):
+    """C's ``fmod``: ``x − trunc(x / y)·y``, with the sign of ``x``; gradients 1 and
+    ``−trunc(x / y)``."""
+
+    def forward(self, x, y):
+        return np.fmod(x, y)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        return (
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(-grad * np.trunc(_constant(np.true_divide, x, y)), shape_of(y)) if ny else None,
+        )
+
+
+def _constant(function: Any, x: Any, y: Any) -> np.ndarray:
+    """``function`` of the values of ``x`` and ``y`` (arrays, or Tensors when backward is
+    recorded): a piecewise-constant factor, so no graph is needed through it."""
+    return function(np.asarray(x), np.asarray(y))
+
+
+class Rounding(Op):
+    """A piecewise-constant function of ``x`` (floor, ceil, round, trunc, sign, a rounded
+    division): its gradient is 0 wherever it is defined, which is how PyTorch takes it
+    (the result requires grad, and backward through it gives zeros)."""
+
+    uses_inputs = False
+
+    def __init__(self, name: str, function: Any):
+        self.name, self.function = name, function
+
+    def forward(self, *inputs):
+        return self.function(*inputs)
+
+    def backward(self, grad, out, *inputs):
+        return tuple(
+            np.zeros(shape_of(x), grad.dtype) if needed else None
+            for x, needed in zip(inputs, self.needs_input_grad, strict=True)
+        )
+
+
 class Neg(Op):
     uses_inputs = False
 
@@ -119,7 +176,7 @@ class Pow(Op):
 
     Conventions (PyTorch's): an exponent of 0 gives the base a zero gradient (even at x = 0,
     where ``y·x^(y−1)`` would be 0·∞); the gradient with respect to the exponent is 0 where
-    x = 0, and NaN where x < 0.
+    x = 0 and y ≥ 0, −inf where x = 0 and y < 0, and NaN where x < 0.
     """
 
     uses_output = True
@@ -140,11 +197,15 @@ class Pow(Op):
                 base = np.where(zero, 1.0, x)
                 dx = sum_to(np.where(zero, 0.0, grad * (y * base ** (y - 1))), shape_of(x))
         if ny:
+            # d(x^y)/dy = x^y·log x: 0 at x = 0 for y ≥ 0, −inf for y < 0 (where x^y is inf),
+            # NaN for x < 0, as PyTorch's; picked with np.where, so 0·log 0 warns nothing
             positive = x > 0
+            at_zero = np.where(np.asarray(y) >= 0, 0.0, -np.inf)
             log_x = np.where(
-                positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan)
+                positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, at_zero, np.nan)
             )
-            dy = sum_to(grad * out * log_x, shape_of(y))
+            with np.errstate(invalid="ignore"):  # grad 0 times −inf: NaN, as in PyTorch
+                dy = sum_to(grad * (out * log_x), shape_of(y))
         return dx, dy
 
 
