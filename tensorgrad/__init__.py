@@ -19,6 +19,8 @@ from typing import Any
 
 from tensorgrad import autograd, backend
 from tensorgrad.backend import (
+    DtypeError,
+    ShapeError,
     UnsupportedError,
     bool_,
     device,
@@ -34,6 +36,7 @@ from tensorgrad.backend import (
     manual_seed,
     uint8,
 )
+from tensorgrad.core import creation as _creation
 from tensorgrad.core.args import Size
 from tensorgrad.core.creation import (
     arange,
@@ -89,6 +92,9 @@ from tensorgrad.ops.parallel import get_num_threads, set_num_threads
 from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
+
+# the star import above also brought the engine's one-argument as_tensor: PyTorch's is this
+as_tensor = _creation.as_tensor
 
 backend.keep_freed_memory()  # speed, process-wide: its docstring says why
 
@@ -181,6 +187,8 @@ def set_default_dtype(d: Any) -> None:
 __all__ = [
     "Size",
     "Tensor",
+    "DtypeError",
+    "ShapeError",
     "UnsupportedError",
     "__version__",
     "arange",

@@ -56,6 +56,19 @@ class UnsupportedError(TypeError):
     """A PyTorch feature tensorgrad does not have (a device, a dtype): see docs/porting.md."""
 
 
+# PyTorch raises RuntimeError where NumPy (and tensorgrad before) raise ValueError or
+# TypeError; each of these is both, so code written for either catches it.
+class ShapeError(RuntimeError, ValueError):
+    """Shapes (or values) an op refuses: a failed broadcast, matmul's inner sizes, cat's other
+    dimensions, a repeated dim, reducing an empty tensor. PyTorch's RuntimeError; a
+    ValueError too. ``float()`` of a multi-element tensor (PyTorch's ValueError) is one."""
+
+
+class DtypeError(RuntimeError, TypeError):
+    """A dtype an op refuses where PyTorch raises RuntimeError (a non-bool mask for ``where``
+    or ``masked_fill``, mixed dtypes in ``mm``); a TypeError too."""
+
+
 def as_dtype(dtype: Any) -> np.dtype | None:
     """Turn ``dtype`` (a NumPy dtype, a type, or a name such as ``"float32"`` or ``"long"``)
     into a NumPy dtype; ``None`` stays ``None``. Complex and other kinds are refused."""
@@ -338,7 +351,16 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
-    return xp.linspace(start, end, steps, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    if dtype.kind in "biu" and steps > 1:
+        # PyTorch's integer linspace: the ends truncated to integers, the points between them
+        # stepped from the nearer end and truncated (NumPy floors: -2.5 → -3, not -2)
+        first, last = int(start), int(end)  # int() truncates
+        i = xp.arange(steps)
+        step = (last - first) / (steps - 1)
+        values = xp.where(i < steps // 2, first + step * i, last - step * (steps - 1 - i))
+        return values.astype(dtype)
+    return xp.linspace(start, end, steps, dtype=dtype)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
@@ -362,7 +384,9 @@ def randn(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.n
 
 
 def randint(low: int, high: int, shape: Any, dtype: Any = int64, generator: Any = None):
-    return (generator or _rng).integers(low, high, shape, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    drawn = dtype if dtype.kind in "iu" else int64  # PyTorch draws floats (and bools) too
+    return (generator or _rng).integers(low, high, shape, dtype=drawn).astype(dtype, copy=False)
 
 
 def randperm(n: int, dtype: Any = int64, generator: Any = None) -> np.ndarray:

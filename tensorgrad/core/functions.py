@@ -24,7 +24,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     with the condition alone, the indices where it holds (``nonzero(as_tuple=True)``)."""
     cond = condition._data if isinstance(condition, engine.Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        raise TypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
+        raise backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
     if input is None and other is None:
         return tuple(engine.wrap(i) for i in np.nonzero(cond))
     x, y = operand(input), operand(other)
@@ -39,21 +39,24 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
 
 
 def maximum(input: Any, other: Any) -> Any:
-    return engine.binary(ops.Maximum, as_tensor(input), other)
+    return as_tensor(input).maximum(other)
 
 
 def minimum(input: Any, other: Any) -> Any:
-    return engine.binary(ops.Minimum, as_tensor(input), other)
+    return as_tensor(input).minimum(other)
 
 
 def matmul(input: Any, other: Any) -> Any:
-    return engine.binary(ops.MatMul, as_tensor(input), other)
+    return as_tensor(input) @ other
 
 
 @numpy_names
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
-    """Join tensors along an existing dimension (they are promoted to one dtype)."""
-    return apply(ops.Concatenate(dim), *_common(tensors, "cat"))
+    """Join tensors along an existing dimension (they are promoted to one dtype). As in
+    PyTorch, 1-D empty tensors are left out (``cat([zeros(0), x])`` is ``x`` for any ``x``)."""
+    values = _common(tensors, "cat")
+    kept = [v for v in values if np.shape(v) != (0,)] or values[:1]
+    return apply(ops.Concatenate(dim), *kept)
 
 
 concatenate = concat = cat
@@ -92,13 +95,13 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size < 0 or (size == 0 and length):  # 0 only for a dimension of size 0 (PyTorch)
-            raise ValueError(f"split: split size must be positive, got {size}")
+            raise backend.ShapeError(f"split: split size must be positive, got {size}")
         sizes = [builtins.min(size, length - start) for start in range(0, length, size or 1)]
         sizes = sizes or [0]
     else:
         sizes = [int(n) for n in split_size_or_sections]
         if builtins.sum(sizes) != length or builtins.any(n < 0 for n in sizes):
-            raise ValueError(
+            raise backend.ShapeError(
                 f"split: section sizes {sizes} do not add up to the length {length} of dim {axis}"
             )
     pieces, start = [], 0

@@ -29,8 +29,12 @@ def _all_if_empty(dim: Any) -> Any:
 
 
 def _dims(dim: Any, ndim: int, name: str) -> Any:
-    """A ``dim`` argument (None, an int or a sequence) checked against ``ndim``."""
+    """A ``dim`` argument (None, an int or a sequence) checked against ``ndim``; a 0-d
+    tensor takes 0 or -1 (or a tuple of them), as in PyTorch."""
     if dim is None:
+        return None
+    if not ndim:
+        ops.normalize_axes(dim, 1, name)
         return None
     return ops.normalize_axes(dim, ndim, name) if not isinstance(dim, int) else dim
 
@@ -66,7 +70,7 @@ class MathMethods:
         return 1 / self.sqrt()
 
     def abs(self) -> Any:
-        return apply(ops.Abs(), self)
+        return apply(ops.Abs(), no_bool_kernel("abs", self))
 
     absolute = abs
 
@@ -94,25 +98,25 @@ class MathMethods:
         return apply(ops.Relu(), self)
 
     def leaky_relu(self, negative_slope: float = 0.01) -> Any:
-        return apply(ops.LeakyRelu(negative_slope), self)
+        return apply(ops.LeakyRelu(negative_slope), floating_kernel("leaky_relu", self))
 
     def gelu(self, approximate: str = "none") -> Any:
-        return apply(ops.Gelu(approximate), self)
+        return apply(ops.Gelu(approximate), floating_kernel("gelu", self))
 
     def square(self) -> Any:
-        return self * self
+        return self * self if self.dtype != np.bool_ else self.long() * self.long()
 
     def reciprocal(self) -> Any:
         return 1 / self
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = _floating_input(self if dtype is None else self.to(dtype))
+        x = floating_kernel("softmax", self if dtype is None else self.to(dtype))
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = _floating_input(self if dtype is None else self.to(dtype))
+        x = floating_kernel("log_softmax", self if dtype is None else self.to(dtype))
         return apply(ops.LogSoftmax(dim), x)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:
@@ -140,10 +144,10 @@ class MathMethods:
         return self**exponent
 
     def maximum(self, other: Any) -> Any:
-        return binary(ops.Maximum, self, other)
+        return binary(ops.Maximum, self, _tensor_argument("maximum", other))
 
     def minimum(self, other: Any) -> Any:
-        return binary(ops.Minimum, self, other)
+        return binary(ops.Minimum, self, _tensor_argument("minimum", other))
 
     def where(self, condition: Any, other: Any) -> Any:
         """``self`` where ``condition`` holds, else ``other`` (PyTorch's ``x.where(c, y)``)."""
@@ -153,7 +157,9 @@ class MathMethods:
         """``value`` where ``mask`` (a bool tensor, broadcast) is True, else ``self``."""
         mask_array = mask._data if isinstance(mask, engine.Tensor) else np.asarray(mask)
         if mask_array.dtype != np.bool_:
-            raise TypeError(f"masked_fill: mask must be a bool tensor, got {mask_array.dtype}")
+            raise backend.DtypeError(
+                f"masked_fill: mask must be a bool tensor, got {mask_array.dtype}"
+            )
         if isinstance(value, engine.Tensor) and value.ndim:
             raise RuntimeError(
                 f"masked_fill: value must be a number or a 0-d tensor, got shape {value.shape}"
@@ -163,7 +169,8 @@ class MathMethods:
 
     # ----------------------------------------------------------------- arithmetic by name
     def add(self, other: Any, alpha: float = 1) -> Any:
-        return self + (other if alpha == 1 else other * alpha)
+        alpha = _check_alpha("add", self, other, alpha)
+        return self + (other if alpha is True or alpha == 1 else other * alpha)
 
     def sub(self, other: Any, alpha: float = 1) -> Any:
         if alpha != 1:  # other * alpha would make a bool a number that Sub no longer refuses
@@ -195,7 +202,7 @@ class MathMethods:
         """Matrix product of two 2-D tensors (no broadcasting, as PyTorch's ``mm``)."""
         _check_ndim("mm", self, 2, "self")
         _check_ndim("mm", mat2, 2, "mat2")
-        return self @ mat2
+        return self @ mat2  # @ refuses mixed dtypes
 
     def bmm(self, mat2: Any) -> Any:
         """Batched matrix product of two 3-D tensors with the same batch size."""
@@ -242,32 +249,32 @@ class MathMethods:
         return wrap(np.logical_not(self._data))
 
     def logical_and(self, other: Any) -> Any:
-        return wrap(np.logical_and(self._data, _raw(other)))
+        return wrap(np.logical_and(self._data, _raw(_tensor_argument("logical_and", other))))
 
     def logical_or(self, other: Any) -> Any:
-        return wrap(np.logical_or(self._data, _raw(other)))
+        return wrap(np.logical_or(self._data, _raw(_tensor_argument("logical_or", other))))
 
     def logical_xor(self, other: Any) -> Any:
-        return wrap(np.logical_xor(self._data, _raw(other)))
+        return wrap(np.logical_xor(self._data, _raw(_tensor_argument("logical_xor", other))))
 
     # piecewise constant: the result requires grad, and the gradient is 0 (PyTorch's)
     def sign(self) -> Any:
         return apply(ops.Rounding("sign", _sign), self)
 
     def floor(self) -> Any:
-        return apply(ops.Rounding("floor", _integers_unchanged(np.floor)), self)
+        return apply(ops.Rounding("floor", _integers_unchanged(np.floor)), no_bool_kernel("floor", self))
 
     def ceil(self) -> Any:
-        return apply(ops.Rounding("ceil", _integers_unchanged(np.ceil)), self)
+        return apply(ops.Rounding("ceil", _integers_unchanged(np.ceil)), no_bool_kernel("ceil", self))
 
     def round(self, decimals: int = 0) -> Any:
         def round_half_even(x: np.ndarray) -> np.ndarray:
             return x.copy() if x.dtype.kind in "biu" and decimals >= 0 else np.round(x, decimals)
 
-        return apply(ops.Rounding("round", round_half_even), self)
+        return apply(ops.Rounding("round", round_half_even), no_bool_kernel("round", self))
 
     def trunc(self) -> Any:
-        return apply(ops.Rounding("trunc", _integers_unchanged(np.trunc)), self)
+        return apply(ops.Rounding("trunc", _integers_unchanged(np.trunc)), no_bool_kernel("trunc", self))
 
 
     def equal(self, other: Any) -> bool:
@@ -278,12 +285,14 @@ class MathMethods:
     def allclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> bool:
+        _same_dtype("allclose", self, _tensor_argument("allclose", other))
         return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
 
     def isclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> Any:
         """Elementwise ``|self − other| ≤ atol + rtol·|other|`` (a bool tensor, no gradient)."""
+        _same_dtype("isclose", self, _tensor_argument("isclose", other))
         return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
@@ -314,7 +323,7 @@ class MathMethods:
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         x = self if dtype is None else self.to(dtype)
-        return apply(ops.Sum(_all_if_empty(dim), keepdim), x)
+        return _in_dtype(apply(ops.Sum(_all_if_empty(dim), keepdim), x), dtype)
 
     @numpy_names
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
@@ -331,7 +340,10 @@ class MathMethods:
         *,
         correction: int | None = None,
     ) -> Any:
-        """Variance; ``correction=1`` (the default, as ``unbiased=True``) divides by N − 1."""
+        """Variance; ``correction=1`` (the default, as ``unbiased=True``) divides by N − 1.
+        ``var(True)`` is ``var(unbiased=True)``, as in PyTorch."""
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
         _floating("var", self)
         correction = _correction(unbiased, correction)
         return apply(ops.Var(_all_if_empty(dim), keepdim, correction), self)
@@ -346,6 +358,8 @@ class MathMethods:
         correction: int | None = None,
     ) -> Any:
         """Standard deviation; its gradient is 0 where it is 0 (a constant slice)."""
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
         _floating("std", self)
         correction = _correction(unbiased, correction)
         return apply(ops.Std(_all_if_empty(dim), keepdim, correction), self)
@@ -411,11 +425,11 @@ class MathMethods:
     @numpy_names
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Index of the maximum (int64, no gradient); of the flattened tensor without dim."""
-        return _index_reduction(np.argmax, self, dim, keepdim)
+        return _index_reduction(np.argmax, no_bool_kernel("argmax", self, RuntimeError), dim, keepdim)
 
     @numpy_names
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _index_reduction(np.argmin, self, dim, keepdim)
+        return _index_reduction(np.argmin, no_bool_kernel("argmin", self, RuntimeError), dim, keepdim)
 
     @numpy_names
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -428,7 +442,7 @@ class MathMethods:
     @numpy_names
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
         x = self if dtype is None else self.to(dtype)
-        return apply(ops.Cumsum(dim), x)
+        return _in_dtype(apply(ops.Cumsum(dim), x), dtype)
 
     @numpy_names
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
@@ -453,6 +467,7 @@ class MathMethods:
     @numpy_names
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
         """The ``k`` largest (or smallest) elements along ``dim``, and their indices."""
+        no_bool_kernel("topk", self, RuntimeError)
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "topk")
         size = self.shape[axis] if self.ndim else 1
         if not 0 <= k <= size:
@@ -539,6 +554,24 @@ def _floating_input(x: Any) -> Any:
     return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
 
 
+def floating_kernel(name: str, x: Any) -> Any:
+    """``x``, where PyTorch computes ``name`` for floating tensors only (softmax, gelu, elu,
+    ...): an integer or bool tensor is its NotImplementedError, not a silent cast."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{name}" not implemented for {x.dtype} tensors (PyTorch has no integer or bool '
+            f"kernel for it; convert with .float())"
+        )
+    return x
+
+
+def no_bool_kernel(name: str, x: Any, error: type[Exception] = NotImplementedError) -> Any:
+    """``x``, where PyTorch has no bool kernel for ``name`` (abs, floor, argmax, ...)."""
+    if x.dtype == np.bool_:
+        raise error(f'"{name}" not implemented for bool tensors (convert with .int() or .float())')
+    return x
+
+
 def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
     """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
     if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
@@ -619,6 +652,55 @@ def _bound(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value
     return backend.scalar_operand(value)
+
+
+def check_matmul_dtypes(x: Any, y: Any) -> None:
+    """PyTorch's refusal of a matrix product of two dtypes (``mm``, ``bmm``, ``matmul``,
+    ``dot``, ``@``): the product is computed in one dtype, and a float32 model fed float64
+    data is a bug to report, not to promote silently."""
+    x_dtype, y_dtype = (getattr(_raw(v), "dtype", None) for v in (x, y))
+    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
+        raise backend.DtypeError(
+            f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
+            f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
+        )
+
+
+def _in_dtype(result: Any, dtype: Any) -> Any:
+    """A reduction's result in the ``dtype=`` asked for: NumPy sums small integers in int64."""
+    return result if dtype is None or result.dtype == backend.as_dtype(dtype) else result.to(dtype)
+
+
+def _tensor_argument(name: str, other: Any) -> Any:
+    """``other`` where PyTorch asks for a Tensor (``maximum``, ``logical_and``, ``isclose``):
+    a Python number is its TypeError, not a broadcast constant."""
+    if isinstance(other, (bool, int, float, complex, np.generic)):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    return other
+
+
+def _same_dtype(name: str, x: Any, other: Any) -> None:
+    other_dtype = getattr(_raw(other), "dtype", None)
+    if other_dtype is not None and other_dtype != x.dtype:
+        raise backend.DtypeError(
+            f"{name}: {x.dtype} did not match {other_dtype} (cast one of the two tensors)"
+        )
+
+
+def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
+    """``alpha`` by PyTorch's rules: a float alpha needs a floating result, and a bool result
+    takes it as a bool (``add(True, True, alpha=2)`` is True, not 3)."""
+    if alpha is True or (alpha == 1 and not isinstance(alpha, float)):
+        return alpha
+    dtype = backend.result_type(_raw(x), _raw(engine.operand(other)))
+    if isinstance(alpha, float) and dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: for integral input tensors, argument alpha must not be a floating point "
+            f"number, got {alpha}"
+        )
+    return bool(alpha) if dtype == np.bool_ else alpha
 
 
 def _check_ndim(name: str, x: Any, ndim: int, what: str) -> None:

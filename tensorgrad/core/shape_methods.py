@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import ops
+from tensorgrad import backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names, shape_args
 from tensorgrad.core.engine import apply
@@ -27,7 +27,7 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- reshape and view
     def reshape(self, *shape: Any) -> Any:
-        shape = _resolve(shape_args(shape), self._data.size, "reshape")
+        shape = _resolve(shape_args(required(shape, "reshape", "shape")), self._data.size, "reshape")
         if shape == self.shape:
             return self
         return apply(ops.Reshape(shape), self)
@@ -35,7 +35,7 @@ class ShapeMethods:
     def view(self, *shape: Any) -> Any:
         """A view with another shape: the same memory, or an error where the data would have
         to be copied (PyTorch's rule; ``reshape`` copies when it must)."""
-        target = _resolve(shape_args(shape), self._data.size, "view")
+        target = _resolve(shape_args(required(shape, "view", "shape")), self._data.size, "view")
         out = self.reshape(target)
         if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
             raise RuntimeError(
@@ -57,7 +57,9 @@ class ShapeMethods:
         if self.ndim == 0:  # dims 0 and -1 only, as PyTorch's
             return self.reshape(1)
         if start > end:
-            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+            raise backend.ShapeError(
+                f"flatten: start_dim {start_dim} comes after end_dim {end_dim}"
+            )
         shape = self.shape
         merged = math.prod(shape[start : end + 1])
         return self.reshape((*shape[:start], merged, *shape[end + 1 :]))
@@ -95,7 +97,7 @@ class ShapeMethods:
 
     def expand(self, *sizes: Any) -> Any:
         """A broadcast view with ``sizes`` (-1 keeps a dimension), PyTorch's ``expand``."""
-        sizes = shape_args(sizes)
+        sizes = shape_args(required(sizes, "expand", "size"))
         lead = len(sizes) - self.ndim
         if lead < 0:
             raise RuntimeError(
@@ -113,7 +115,10 @@ class ShapeMethods:
         return self.expand(other.shape)
 
     def broadcast_to(self, *shape: Any) -> Any:
-        shape = shape_args(shape)
+        """PyTorch's ``broadcast_to``: ``expand``, -1 keeping a dimension."""
+        shape = shape_args(required(shape, "broadcast_to", "size"))
+        if -1 in shape:
+            return self.expand(shape)
         if shape == self.shape:
             return self
         return apply(ops.BroadcastTo(shape), self)
@@ -121,7 +126,7 @@ class ShapeMethods:
     def repeat(self, *sizes: Any) -> Any:
         """Tile the tensor ``sizes[i]`` times along each dimension (PyTorch's ``repeat``,
         NumPy's ``tile``), composed of a reshape, a broadcast and a reshape."""
-        sizes = shape_args(sizes)
+        sizes = shape_args(required(sizes, "repeat", "repeats"))
         if len(sizes) < self.ndim:
             raise RuntimeError(
                 f"repeat: the number of repeats ({len(sizes)}) must be at least the tensor's "
@@ -132,10 +137,24 @@ class ShapeMethods:
         x = x.broadcast_to(tuple(d for r, n in zip(sizes, shape) for d in (r, n)))
         return x.reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
-    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Any:
-        """Repeat each element ``repeats`` times (NumPy's ``repeat``)."""
+    def repeat_interleave(
+        self, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+    ) -> Any:
+        """Repeat each element ``repeats`` times (NumPy's ``repeat``): an int, or a tensor of
+        one count per element along ``dim``. Without ``repeats``, this tensor holds the
+        counts, and the result repeats their indices (``tg.repeat_interleave(counts)``)."""
+        if repeats is None:
+            counts = _repeat_counts(self, None)
+            return engine.wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
         x = self.flatten() if dim is None else self
-        axis = 0 if dim is None else ops.normalize_axis(dim, x.ndim, "repeat_interleave")
+        axis = 0 if dim is None else ops.normalize_axis(dim, max(x.ndim, 1), "repeat_interleave")
+        if not isinstance(repeats, (int, np.integer)):
+            counts = _repeat_counts(repeats, x.shape[axis] if x.ndim else 1)
+            if counts.ndim == 0:
+                repeats = int(counts)
+            else:
+                picks = np.repeat(np.arange(counts.size), counts)
+                return x.reshape(1) if not x.ndim else x[(slice(None),) * axis + (picks,)]
         x = x.unsqueeze(axis + 1)
         target = (*x.shape[: axis + 1], repeats, *x.shape[axis + 2 :])
         return x.broadcast_to(target).flatten(axis, axis + 1)
@@ -143,7 +162,7 @@ class ShapeMethods:
     # ----------------------------------------------------------------- permutations
     def permute(self, *dims: Any) -> Any:
         """Reorder all dimensions: ``x.permute(2, 0, 1)``."""
-        dims = shape_args(dims, "dims")
+        dims = shape_args(required(dims, "permute", "dims"), "dims")
         if len(dims) != self.ndim:
             raise RuntimeError(
                 f"permute: {len(dims)} dims given for a tensor of {self.ndim} dimensions"
@@ -185,7 +204,7 @@ class ShapeMethods:
         return self.transpose(-2, -1)
 
     def flip(self, *dims: Any) -> Any:
-        dims = shape_args(dims, "dims")
+        dims = shape_args(required(dims, "flip", "dims"), "dims")
         axes = ops.normalize_axes(dims, self.ndim, "flip")
         return self[tuple(slice(None, None, -1) if i in axes else slice(None)
                           for i in range(self.ndim))]  # fmt: skip
@@ -317,6 +336,12 @@ class ShapeMethods:
         indices = _index_array(index, "index_select")
         if indices.ndim > 1:
             raise IndexError(f"index_select: index must be 0-D or 1-D, got shape {indices.shape}")
+        size = self.shape[axis] if self.ndim else 1
+        if indices.size and (indices.min() < 0 or indices.max() >= size):  # no negative ones
+            raise IndexError(
+                f"index_select: index out of range in self: indices {indices.min()}.."
+                f"{indices.max()} for dimension {axis} of size {size}"
+            )
         return self[(slice(None),) * axis + (indices.reshape(-1),)]
 
 
@@ -389,6 +414,33 @@ def _raw_part(part: Any) -> Any:
     if isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind == "i":
         return int(array)
     return array
+
+
+def required(args: tuple, name: str, what: str) -> tuple:
+    """``args`` (a method's ``*sizes``), refusing none at all as PyTorch does:
+    ``x.reshape()`` is a TypeError, not a reshape to ``()`` (that is ``x.reshape(())``)."""
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
+    return args
+
+
+def _repeat_counts(repeats: Any, length: int | None) -> np.ndarray:
+    """``repeat_interleave``'s counts: a 0-d or 1-D integer tensor (one per element, or one
+    for all), non-negative."""
+    counts = repeats._data if isinstance(repeats, engine.Tensor) else np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise RuntimeError(
+            f"repeat_interleave: repeats must be a 0-d or 1-D integer tensor, got "
+            f"{counts.dtype} of shape {counts.shape}"
+        )
+    if length is not None and counts.ndim == 1 and counts.size not in (1, length):
+        raise RuntimeError(
+            f"repeat_interleave: repeats must have the same size as input along dim, got "
+            f"{counts.size} for a dimension of size {length}"
+        )
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    return counts.reshape(()) if counts.size == 1 and length is not None else counts
 
 
 def _index_array(index: Any, name: str) -> np.ndarray:

@@ -22,7 +22,12 @@ from tensorgrad import backend, ops
 from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, shape_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
-from tensorgrad.core.math_methods import MathMethods, remainder, rounded_division
+from tensorgrad.core.math_methods import (
+    MathMethods,
+    check_matmul_dtypes,
+    remainder,
+    rounded_division,
+)
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index, torch_order
 from tensorgrad.grad_mode import no_grad
@@ -312,8 +317,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
-        if self._data.size != 1:
-            raise RuntimeError(
+        if self._data.size != 1:  # PyTorch: RuntimeError here, ValueError in float(t): both
+            raise backend.ShapeError(
                 f"item: a Tensor with {self._data.size} elements cannot be converted to a "
                 f"Python number (shape {self.shape})"
             )
@@ -462,9 +467,11 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return binary(ops.Pow, base, self)
 
     def __matmul__(self, other: Any) -> Tensor:
+        check_matmul_dtypes(self, other)
         return binary(ops.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
+        check_matmul_dtypes(other, self)
         return binary(ops.MatMul, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
@@ -655,6 +662,10 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         value = _inplace_operand(value)
         if isinstance(value, Tensor) and value.dtype != self.dtype:
             value = value.to(self.dtype)
+        shape = np.shape(value)
+        if shape and shape[0] == 1:  # PyTorch drops a value's leading 1s: y[0] = tensor([7])
+            lead = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+            value = value.reshape(shape[lead:])
         index = raw_index(index)
         split = torch_order(index)
         if split is not None:  # PyTorch's order: write through the view the integers select

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.backend import ShapeError
 from tensorgrad.ops.base import Op, shape_of, sum_to
 
 
@@ -182,8 +183,18 @@ class Pow(Op):
     uses_output = True
 
     def forward(self, x, y):
-        if type(y) is int and y < 0 and x.dtype.kind in "biu":  # NumPy checks only elements
-            raise ValueError("pow: Integers to negative integer powers are not allowed.")
+        x_dtype, y_dtype = np.result_type(x), np.result_type(y)
+        if type(y) is int and y < 0 and x_dtype.kind in "biu":  # NumPy checks only elements
+            raise ShapeError("pow: Integers to negative integer powers are not allowed.")
+        if x_dtype == np.bool_ and y_dtype == np.bool_:  # NumPy has no bool loop: x or not y
+            return np.logical_or(x, np.logical_not(y))
+        if x_dtype.kind in "iu" and y_dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+            # an integer tensor exponent may be negative (PyTorch's): 1 and -1 keep a
+            # magnitude of 1, every other base gives 0 (NumPy refuses)
+            magnitude = x ** np.abs(y)
+            odd = np.asarray(y) % 2 == 1
+            small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+            return np.where(np.asarray(y) < 0, small, magnitude).astype(magnitude.dtype)
         return x**y
 
     def backward(self, grad, out, x, y):

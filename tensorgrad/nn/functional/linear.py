@@ -10,6 +10,10 @@ from tensorgrad.core.tensor import Tensor
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` has shape (out_features, in_features)."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
+    weight = as_tensor(weight)
+    if weight.ndim == 1:  # PyTorch's: a vector of in_features weights, one output (a 0-d bias)
+        out = x @ weight
+        return out if bias is None else out + bias
     if bias is None:
         return apply(ops.Linear(), x, as_tensor(weight))
     return apply(ops.Linear(), x, as_tensor(weight), as_tensor(bias))

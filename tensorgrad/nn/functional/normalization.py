@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tensorgrad import ops
+from tensorgrad import backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
@@ -72,7 +72,7 @@ def layer_norm(
     x = input if isinstance(input, Tensor) else as_tensor(input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
-        raise ValueError(
+        raise backend.ShapeError(
             f"layer_norm: input of shape {x.shape} does not end with normalized_shape {shape}"
         )
     out = apply(ops.Normalize(tuple(range(x.ndim - len(shape), x.ndim)), eps), x)

@@ -71,6 +71,10 @@ def avg_pool2d(
             raise ValueError("avg_pool2d: divisor_override must not be zero")
     x, added = batched(tensor_of(input), 4, "avg_pool2d", "(N, C, H, W)")
     op = AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    if x.dtype.kind != "f":  # PyTorch: int64 windows average to int64, truncated; no others
+        if x.dtype != np.int64:
+            raise NotImplementedError(f'"avg_pool2d" not implemented for {x.dtype}')
+        return unbatched(apply(op, x.double()).trunc().long(), added)
     return unbatched(apply(op, x), added)
 
 
