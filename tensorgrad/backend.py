@@ -12,6 +12,7 @@ gives float32, where NumPy would give float64 (:func:`promote_types`).
 from __future__ import annotations
 
 import ctypes
+import math
 import numbers
 import os
 import sys
@@ -62,6 +63,11 @@ class ShapeError(RuntimeError, ValueError):
     """Shapes (or values) an op refuses: a failed broadcast, matmul's inner sizes, cat's other
     dimensions, a repeated dim, reducing an empty tensor. PyTorch's RuntimeError; a
     ValueError too. ``float()`` of a multi-element tensor (PyTorch's ValueError) is one."""
+
+
+class IndexRangeError(IndexError, RuntimeError):
+    """An index out of range where PyTorch raises IndexError or RuntimeError depending on
+    the dimension (``index_select``); both."""
 
 
 class DtypeError(RuntimeError, TypeError):
@@ -347,7 +353,18 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dtype = int64 if integral else DEFAULT_FLOAT
-    return xp.arange(start, stop, step, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    if dtype.kind in "iu" and not all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        # PyTorch steps from start by step cast to the integer dtype (NumPy steps in floats
+        # and casts each value), counting the elements in floats; for int64 it casts the end
+        # too, as it counts in int64
+        first, stride = int(start), int(step)
+        span = (int(stop) - first) / stride if dtype == int64 and stride else (stop - start) / step
+        count = max(math.ceil(span), 0) if stride else 0
+        if stride == 0:
+            raise ShapeError(f"arange: step must be nonzero (step {step} in {dtype})")
+        return (first + stride * xp.arange(count)).astype(dtype)
+    return xp.arange(start, stop, step, dtype=dtype)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:

@@ -173,8 +173,9 @@ def arange(
     for value in (start, step) if end is None else (start, end, step):
         if value is None or isinstance(value, (str, bytes)):
             raise TypeError(f"arange: start, end and step must be numbers, got {value!r}")
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+    _no_bool_range("arange", dtype)
+    if step == 0:  # PyTorch's ValueError (RuntimeError before)
+        raise backend.ShapeError("arange: step must be nonzero")
     low, high = (0, start) if end is None else (start, end)
     if (high - low) * step < 0:
         raise RuntimeError(
@@ -195,6 +196,8 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if steps > 1:
+        _no_bool_range("linspace", dtype)
     return _make(backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
 
 
@@ -254,6 +257,11 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     return _make(
         backend.randint(low, high, shape, dtype or backend.int64, rng), requires_grad, device
     )
+
+
+def _no_bool_range(name: str, dtype: Any) -> None:
+    if backend.as_dtype(dtype) == np.bool_:
+        raise NotImplementedError(f'{name}: "{name}" not implemented for bool')
 
 
 def _dtype(dtype: Any) -> np.dtype:

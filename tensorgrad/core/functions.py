@@ -90,6 +90,8 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     """Split along ``dim`` into pieces of ``split_size`` (the last may be smaller) or into
     pieces of the listed sizes, which must add up to the dimension's length (PyTorch's rule)."""
     x = as_tensor(tensor)
+    if not x.ndim:
+        raise RuntimeError("split: expects at least a 1-dimensional tensor")
     axis = ops.normalize_axis(dim, x.ndim, "split")
     length = x.shape[axis]
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -118,6 +120,8 @@ def chunk(tensor: Any, chunks: int, dim: int = 0) -> list[Any]:
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
     x = as_tensor(tensor)
+    if not x.ndim:
+        raise RuntimeError("chunk: expects at least a 1-dimensional tensor")
     axis = ops.normalize_axis(dim, x.ndim, "chunk")
     if not x.shape[axis]:  # PyTorch: ``chunks`` empty pieces
         return split(x, [0] * chunks, axis)

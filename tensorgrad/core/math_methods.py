@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import backend, grad_mode, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, binary, wrap
+from tensorgrad.ops.base import reduction_axes
 
 #: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -111,11 +112,13 @@ class MathMethods:
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
+        ops.normalize_axis(dim, max(self.ndim, 1), "softmax")  # PyTorch checks dim first
         x = floating_kernel("softmax", self if dtype is None else self.to(dtype))
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
+        ops.normalize_axis(dim, max(self.ndim, 1), "log_softmax")
         x = floating_kernel("log_softmax", self if dtype is None else self.to(dtype))
         return apply(ops.LogSoftmax(dim), x)
 
@@ -170,11 +173,16 @@ class MathMethods:
     # ----------------------------------------------------------------- arithmetic by name
     def add(self, other: Any, alpha: float = 1) -> Any:
         alpha = _check_alpha("add", self, other, alpha)
-        return self + (other if alpha is True or alpha == 1 else other * alpha)
+        if alpha is True or alpha == 1:
+            return self + other
+        out = self + other * alpha  # in PyTorch's dtype for self + other: bool * 2 is int64
+        dtype = backend.result_type(self._data, _raw(engine.operand(other)))
+        return out if out.dtype == dtype else out.to(dtype)
 
     def sub(self, other: Any, alpha: float = 1) -> Any:
         if alpha != 1:  # other * alpha would make a bool a number that Sub no longer refuses
             ops.Sub.refuse_bools("sub", self, other)
+        _check_alpha("sub", self, other, alpha)
         return self - (other if alpha == 1 else other * alpha)
 
     subtract = sub
@@ -249,13 +257,13 @@ class MathMethods:
         return wrap(np.logical_not(self._data))
 
     def logical_and(self, other: Any) -> Any:
-        return wrap(np.logical_and(self._data, _raw(_tensor_argument("logical_and", other))))
+        return _logical(np.logical_and, self, other)
 
     def logical_or(self, other: Any) -> Any:
-        return wrap(np.logical_or(self._data, _raw(_tensor_argument("logical_or", other))))
+        return _logical(np.logical_or, self, other)
 
     def logical_xor(self, other: Any) -> Any:
-        return wrap(np.logical_xor(self._data, _raw(_tensor_argument("logical_xor", other))))
+        return _logical(np.logical_xor, self, other)
 
     # piecewise constant: the result requires grad, and the gradient is 0 (PyTorch's)
     def sign(self) -> Any:
@@ -279,21 +287,27 @@ class MathMethods:
 
     def equal(self, other: Any) -> bool:
         """True when ``other`` has the same shape and elements (PyTorch's ``equal``)."""
-        other_array = _raw(other)
+        other_array = _raw(_tensor_argument("equal", other))
         return bool(np.shape(other_array) == self.shape and np.array_equal(self._data, other_array))
 
     def allclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> bool:
         _same_dtype("allclose", self, _tensor_argument("allclose", other))
-        return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
+        try:
+            return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
+        except ValueError as exc:  # a failed broadcast
+            raise engine.named_error("allclose", exc) from exc
 
     def isclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> Any:
         """Elementwise ``|self − other| ≤ atol + rtol·|other|`` (a bool tensor, no gradient)."""
         _same_dtype("isclose", self, _tensor_argument("isclose", other))
-        return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
+        try:
+            return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
+        except ValueError as exc:
+            raise engine.named_error("isclose", exc) from exc
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """The indices of the nonzero elements: a (count, ndim) int64 tensor, or with
@@ -322,7 +336,7 @@ class MathMethods:
     # ----------------------------------------------------------------- reductions
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = self if dtype is None else _reduction_input("sum", self, dtype, dim)
         return _in_dtype(apply(ops.Sum(_all_if_empty(dim), keepdim), x), dtype)
 
     @numpy_names
@@ -375,17 +389,20 @@ class MathMethods:
         return apply(ops.Norm(p, _all_if_empty(dim), keepdim), self)
 
     @numpy_names
-    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return apply(ops.LogSumExp(dim, keepdim), _floating_input(self))
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+        """``log(sum(exp(x)))`` over ``dim`` (required, as in PyTorch), computed stably."""
+        return apply(ops.LogSumExp(_all_if_empty(dim), keepdim), _floating_input(self))
 
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The maximum over ``dim``; tied maxima share the gradient evenly."""
+        _nonempty_dims("amax", self, dim)
         return apply(ops.Max(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def amin(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The minimum over ``dim``; tied minima share the gradient evenly."""
+        _nonempty_dims("amin", self, dim)
         return apply(ops.Min(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
@@ -441,7 +458,7 @@ class MathMethods:
 
     @numpy_names
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
+        x = self if dtype is None else _reduction_input("cumsum", self, dtype, dim)
         return _in_dtype(apply(ops.Cumsum(dim), x), dtype)
 
     @numpy_names
@@ -467,8 +484,8 @@ class MathMethods:
     @numpy_names
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
         """The ``k`` largest (or smallest) elements along ``dim``, and their indices."""
-        no_bool_kernel("topk", self, RuntimeError)
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "topk")
+        no_bool_kernel("topk", self, RuntimeError)
         size = self.shape[axis] if self.ndim else 1
         if not 0 <= k <= size:
             raise RuntimeError(f"topk: k ({k}) is out of range for dimension {axis} of size {size}")
@@ -566,15 +583,25 @@ def floating_kernel(name: str, x: Any) -> Any:
 
 
 def no_bool_kernel(name: str, x: Any, error: type[Exception] = NotImplementedError) -> Any:
-    """``x``, where PyTorch has no bool kernel for ``name`` (abs, floor, argmax, ...)."""
-    if x.dtype == np.bool_:
+    """``x`` (a tensor, or the dtype of a result), where PyTorch has no bool kernel for
+    ``name`` (abs, floor, argmax, ``//`` and ``%`` of bools, ...)."""
+    if getattr(x, "dtype", x) == np.bool_:
         raise error(f'"{name}" not implemented for bool tensors (convert with .int() or .float())')
     return x
 
 
-def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
-    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
-    if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
+def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any, dividend: Any = None) -> None:
+    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning);
+    none where the result has no element (PyTorch computes nothing)."""
+    if dtype.kind == "f":
+        return
+    if dividend is not None:
+        try:
+            if 0 in np.broadcast_shapes(np.shape(dividend), np.shape(divisor)):
+                return
+        except ValueError:
+            return  # the op itself reports the shapes
+    if np.any(np.asarray(_raw(divisor)) == 0):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
@@ -584,7 +611,9 @@ def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
     ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     if ax is NotImplemented or ay is NotImplemented:
         return NotImplemented
-    check_integer_divisor(op_type.name, backend.result_type(ax, ay), ay)
+    dtype = backend.result_type(ax, ay)
+    no_bool_kernel(op_type.name, dtype)
+    check_integer_divisor(op_type.name, dtype, ay, ax)
     return binary(op_type, x, y)
 
 
@@ -595,7 +624,8 @@ def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:
     if x is NotImplemented or y is NotImplemented:
         return NotImplemented
     dtype = backend.result_type(_raw(x), _raw(y))
-    check_integer_divisor("div", dtype, y)
+    no_bool_kernel(f"div_{rounding_mode}", dtype)
+    check_integer_divisor("div", dtype, _raw(y), _raw(x))
     x, y = engine._cast(x, dtype), engine._cast(y, dtype)
     divide = _floor_divide if rounding_mode == "floor" else _trunc_divide
     return apply(ops.Rounding(f"div_{rounding_mode}", divide), x, y)
@@ -666,9 +696,40 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
         )
 
 
+def _reduction_input(name: str, x: Any, dtype: Any, dim: Any) -> Any:
+    """``x`` in a reduction's ``dtype=``; PyTorch refuses an integer one for a tensor that
+    requires grad (the gradient would have nowhere to go)."""
+    target = backend.as_dtype(dtype)
+    if dim is not None:  # PyTorch checks the dims first
+        reduction_axes(_all_if_empty(dim), x.ndim, name)
+    if x.requires_grad and grad_mode.is_grad_enabled() and not backend.is_floating(target):
+        raise RuntimeError(f"{name}: autograd does not support dtype {target} (x requires grad)")
+    return x.to(target)
+
+
 def _in_dtype(result: Any, dtype: Any) -> Any:
     """A reduction's result in the ``dtype=`` asked for: NumPy sums small integers in int64."""
     return result if dtype is None or result.dtype == backend.as_dtype(dtype) else result.to(dtype)
+
+
+def _nonempty_dims(name: str, x: Any, dim: Any) -> None:
+    """PyTorch's IndexError for a maximum or minimum over a dimension of size 0 (over all
+    of an empty tensor it is a RuntimeError, from the op)."""
+    dim = _all_if_empty(dim)
+    if dim is None or x._data.size or not x.ndim:
+        return
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if isinstance(d, int) and -x.ndim <= d < x.ndim and x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size")
+
+
+def _logical(ufunc: Any, x: Any, other: Any) -> Any:
+    """``logical_and``/``or``/``xor``: a bool tensor, PyTorch's errors for bad operands."""
+    other = _raw(_tensor_argument(ufunc.__name__, other))
+    try:
+        return wrap(ufunc(x._data, other))
+    except (ValueError, TypeError) as exc:  # a failed broadcast: PyTorch's RuntimeError
+        raise engine.named_error(ufunc.__name__, exc) from exc
 
 
 def _tensor_argument(name: str, other: Any) -> Any:
@@ -695,6 +756,8 @@ def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
     if alpha is True or (alpha == 1 and not isinstance(alpha, float)):
         return alpha
     dtype = backend.result_type(_raw(x), _raw(engine.operand(other)))
+    if isinstance(alpha, bool) and dtype != np.bool_:
+        raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results, got {dtype}")
     if isinstance(alpha, float) and dtype.kind != "f":
         raise RuntimeError(
             f"{name}: for integral input tensors, argument alpha must not be a floating point "

@@ -66,6 +66,9 @@ class ShapeMethods:
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
         """Split dimension ``dim`` into ``sizes`` (one of which may be -1)."""
+        ops.normalize_axis(dim, max(self.ndim, 1), "unflatten")  # PyTorch checks dim first
+        if not self.ndim:
+            raise RuntimeError("unflatten: cannot unflatten a 0-d tensor")
         axis = ops.normalize_axis(dim, self.ndim, "unflatten")
         sizes = _resolve(shape_args((sizes,)), self.shape[axis], "unflatten")
         return self.reshape((*self.shape[:axis], *sizes, *self.shape[axis + 1 :]))
@@ -127,6 +130,8 @@ class ShapeMethods:
         """Tile the tensor ``sizes[i]`` times along each dimension (PyTorch's ``repeat``,
         NumPy's ``tile``), composed of a reshape, a broadcast and a reshape."""
         sizes = shape_args(required(sizes, "repeat", "repeats"))
+        if any(n < 0 for n in sizes):
+            raise RuntimeError(f"repeat: repeats cannot be negative, got {list(sizes)}")
         if len(sizes) < self.ndim:
             raise RuntimeError(
                 f"repeat: the number of repeats ({len(sizes)}) must be at least the tensor's "
@@ -205,7 +210,7 @@ class ShapeMethods:
 
     def flip(self, *dims: Any) -> Any:
         dims = shape_args(required(dims, "flip", "dims"), "dims")
-        axes = ops.normalize_axes(dims, self.ndim, "flip")
+        axes = ops.normalize_axes(dims, max(self.ndim, 1), "flip")  # a 0-d tensor: 0 or -1
         return self[tuple(slice(None, None, -1) if i in axes else slice(None)
                           for i in range(self.ndim))]  # fmt: skip
 
@@ -227,6 +232,8 @@ class ShapeMethods:
             raise RuntimeError(
                 f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
             )
+        if not self.ndim and dims:
+            raise IndexError(f"roll: dimension specified as {dims[0]} but tensor has no dimensions")
         x = self
         for shift, dim in zip(shifts, dims):
             axis = ops.normalize_axis(dim, max(x.ndim, 1), "roll")
@@ -337,11 +344,17 @@ class ShapeMethods:
         if indices.ndim > 1:
             raise IndexError(f"index_select: index must be 0-D or 1-D, got shape {indices.shape}")
         size = self.shape[axis] if self.ndim else 1
+        if not self.ndim and indices.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {indices.size}"
+            )
         if indices.size and (indices.min() < 0 or indices.max() >= size):  # no negative ones
-            raise IndexError(
+            raise backend.IndexRangeError(
                 f"index_select: index out of range in self: indices {indices.min()}.."
                 f"{indices.max()} for dimension {axis} of size {size}"
             )
+        if not self.ndim:
+            return self.clone()
         return self[(slice(None),) * axis + (indices.reshape(-1),)]
 
 

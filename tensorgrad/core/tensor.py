@@ -493,7 +493,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self
 
     def __abs__(self) -> Tensor:
-        return apply(ops.Abs(), self)
+        return self.abs()
 
     # comparisons give bool tensors and carry no gradient
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -710,6 +710,9 @@ def _random_fill_check(name: str, tensor: Tensor) -> None:
         raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
 
 
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift)
+
+
 def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
     """``ufunc(x, y)`` without gradient (a comparison, a bitwise op); one of the two is a
     Tensor, the other any operand."""
@@ -717,6 +720,17 @@ def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
     if x is NotImplemented or y is NotImplemented:
         return NotImplemented
     a, y = x._data if isinstance(x, Tensor) else x, y._data if isinstance(y, Tensor) else y
+    if ufunc in _BITWISE:  # PyTorch: shapes first, then no float kernel (nor bool shifts)
+        try:
+            np.broadcast_shapes(np.shape(a), np.shape(y))
+        except ValueError as exc:
+            raise engine.named_error(ufunc.__name__, exc) from exc
+        kind = backend.result_type(a, y).kind
+        if kind == "f" or (kind == "b" and ufunc in _BITWISE[3:]):
+            raise NotImplementedError(
+                f'{ufunc.__name__}: "{ufunc.__name__}" not implemented for '
+                f"{backend.result_type(a, y)} tensors"
+            )
     if backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
         dtype = backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
         if dtype != np.result_type(a, y):  # compared in float32, where the two are equal

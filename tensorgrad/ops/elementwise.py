@@ -187,6 +187,8 @@ class Pow(Op):
         if type(y) is int and y < 0 and x_dtype.kind in "biu":  # NumPy checks only elements
             raise ShapeError("pow: Integers to negative integer powers are not allowed.")
         if x_dtype == np.bool_ and y_dtype == np.bool_:  # NumPy has no bool loop: x or not y
+            if isinstance(y, np.ndarray):  # PyTorch: a bool tensor exponent has no kernel
+                raise NotImplementedError('pow: "pow" not implemented for bool tensors')
             return np.logical_or(x, np.logical_not(y))
         if x_dtype.kind in "iu" and y_dtype.kind in "iu" and np.any(np.asarray(y) < 0):
             # an integer tensor exponent may be negative (PyTorch's): 1 and -1 keep a
@@ -274,13 +276,17 @@ class Sqrt(Op):
 
 
 class Abs(Op):
-    """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses)."""
+    """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses), and at NaN
+    too (PyTorch's sign of NaN)."""
 
     def forward(self, x):
         return np.abs(x)
 
     def backward(self, grad, out, x):
-        return (grad * np.sign(x),)
+        slope = np.sign(x)
+        if slope.dtype.kind == "f" and type(slope) is np.ndarray:
+            np.nan_to_num(slope, copy=False, nan=0.0)
+        return (grad * slope,)
 
 
 class Sin(Op):
