@@ -112,14 +112,16 @@ class MathMethods:
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        ops.normalize_axis(dim, max(self.ndim, 1), "softmax")  # PyTorch checks dim first
-        x = floating_kernel("softmax", self if dtype is None else self.to(dtype))
+        x = self if dtype is None else self.to(dtype)
+        if _valid_dim(dim, x.ndim):  # PyTorch checks dim first (the op words that error)
+            floating_kernel("softmax", x)
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        ops.normalize_axis(dim, max(self.ndim, 1), "log_softmax")
-        x = floating_kernel("log_softmax", self if dtype is None else self.to(dtype))
+        x = self if dtype is None else self.to(dtype)
+        if _valid_dim(dim, x.ndim):
+            floating_kernel("log_softmax", x)
         return apply(ops.LogSoftmax(dim), x)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:
@@ -705,6 +707,10 @@ def _reduction_input(name: str, x: Any, dtype: Any, dim: Any) -> Any:
     if x.requires_grad and grad_mode.is_grad_enabled() and not backend.is_floating(target):
         raise RuntimeError(f"{name}: autograd does not support dtype {target} (x requires grad)")
     return x.to(target)
+
+
+def _valid_dim(dim: Any, ndim: int) -> bool:
+    return isinstance(dim, int) and -max(ndim, 1) <= dim < max(ndim, 1)
 
 
 def _in_dtype(result: Any, dtype: Any) -> Any:

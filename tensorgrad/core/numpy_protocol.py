@@ -144,7 +144,7 @@ def _reduction(name: str) -> Any:
 
 def _transpose(x: Any, axes: Any = None) -> Any:
     x = as_tensor(x)
-    return x.permute(*(axes if axes is not None else range(x.ndim - 1, -1, -1)))
+    return x.permute(tuple(axes if axes is not None else range(x.ndim - 1, -1, -1)))
 
 
 def _flip(x: Any, axis: Any = None) -> Any:

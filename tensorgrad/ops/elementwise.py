@@ -197,9 +197,14 @@ class Pow(Op):
             odd = np.asarray(y) % 2 == 1
             small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
             return np.where(np.asarray(y) < 0, small, magnitude).astype(magnitude.dtype)
-        return x**y
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 is inf, (-1) ** 0.5 NaN
+            return x**y
 
     def backward(self, grad, out, x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):  # PyTorch warns of nothing here
+            return self._vjp(grad, out, x, y)
+
+    def _vjp(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         dx = dy = None
         if nx:
@@ -217,8 +222,7 @@ class Pow(Op):
             log_x = np.where(
                 positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, at_zero, np.nan)
             )
-            with np.errstate(invalid="ignore"):  # grad 0 times −inf: NaN, as in PyTorch
-                dy = sum_to(grad * (out * log_x), shape_of(y))
+            dy = sum_to(grad * (out * log_x), shape_of(y))  # grad 0 times −inf: NaN (PyTorch's)
         return dx, dy
 
 
