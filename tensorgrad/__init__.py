@@ -40,7 +40,6 @@ from tensorgrad.core import creation as _creation
 from tensorgrad.core.args import Size
 from tensorgrad.core.creation import (
     arange,
-    as_tensor,
     empty,
     empty_like,
     eye,

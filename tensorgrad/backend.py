@@ -354,7 +354,9 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
         integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dtype = int64 if integral else DEFAULT_FLOAT
     dtype = as_dtype(dtype)
-    if dtype.kind in "iu" and not all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+    if dtype.kind in "iu" and not all(
+        isinstance(v, (int, np.integer)) for v in (start, stop, step)
+    ):
         # PyTorch steps from start by step cast to the integer dtype (NumPy steps in floats
         # and casts each value), counting the elements in floats; for int64 it casts the end
         # too, as it counts in int64

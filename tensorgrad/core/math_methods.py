@@ -272,10 +272,14 @@ class MathMethods:
         return apply(ops.Rounding("sign", _sign), self)
 
     def floor(self) -> Any:
-        return apply(ops.Rounding("floor", _integers_unchanged(np.floor)), no_bool_kernel("floor", self))
+        return apply(
+            ops.Rounding("floor", _integers_unchanged(np.floor)), no_bool_kernel("floor", self)
+        )
 
     def ceil(self) -> Any:
-        return apply(ops.Rounding("ceil", _integers_unchanged(np.ceil)), no_bool_kernel("ceil", self))
+        return apply(
+            ops.Rounding("ceil", _integers_unchanged(np.ceil)), no_bool_kernel("ceil", self)
+        )
 
     def round(self, decimals: int = 0) -> Any:
         def round_half_even(x: np.ndarray) -> np.ndarray:
@@ -284,8 +288,9 @@ class MathMethods:
         return apply(ops.Rounding("round", round_half_even), no_bool_kernel("round", self))
 
     def trunc(self) -> Any:
-        return apply(ops.Rounding("trunc", _integers_unchanged(np.trunc)), no_bool_kernel("trunc", self))
-
+        return apply(
+            ops.Rounding("trunc", _integers_unchanged(np.trunc)), no_bool_kernel("trunc", self)
+        )
 
     def equal(self, other: Any) -> bool:
         """True when ``other`` has the same shape and elements (PyTorch's ``equal``)."""
@@ -444,11 +449,15 @@ class MathMethods:
     @numpy_names
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Index of the maximum (int64, no gradient); of the flattened tensor without dim."""
-        return _index_reduction(np.argmax, no_bool_kernel("argmax", self, RuntimeError), dim, keepdim)
+        return _index_reduction(
+            np.argmax, no_bool_kernel("argmax", self, RuntimeError), dim, keepdim
+        )
 
     @numpy_names
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _index_reduction(np.argmin, no_bool_kernel("argmin", self, RuntimeError), dim, keepdim)
+        return _index_reduction(
+            np.argmin, no_bool_kernel("argmin", self, RuntimeError), dim, keepdim
+        )
 
     @numpy_names
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:

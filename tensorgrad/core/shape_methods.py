@@ -27,7 +27,9 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- reshape and view
     def reshape(self, *shape: Any) -> Any:
-        shape = _resolve(shape_args(required(shape, "reshape", "shape")), self._data.size, "reshape")
+        shape = _resolve(
+            shape_args(required(shape, "reshape", "shape")), self._data.size, "reshape"
+        )
         if shape == self.shape:
             return self
         return apply(ops.Reshape(shape), self)

@@ -223,9 +223,21 @@ ACCEPTED: list[tuple[str, Callable[[], Any], Any]] = [
     ("randn_size", lambda: tg.randn(size=(2, 2)).shape, (2, 2)),
     ("var_positional", lambda: round(tg.var(tg.tensor([1.0, 2, 4]), True).item(), 5), 2.33333),
     ("std_positional", lambda: round(tg.tensor([1.0, 2, 4]).std(False).item(), 5), 1.24722),
-    ("repeat_interleave_tensor", lambda: tg.tensor([1, 2]).repeat_interleave(tg.tensor([1, 2])).tolist(), [1, 2, 2]),
-    ("repeat_interleave_counts", lambda: tg.repeat_interleave(tg.tensor([1, 2])).tolist(), [0, 1, 1]),
-    ("where_one_argument", lambda: [t.tolist() for t in tg.where(tg.tensor([True, False, True]))], [[0, 2]]),
+    (
+        "repeat_interleave_tensor",
+        lambda: tg.tensor([1, 2]).repeat_interleave(tg.tensor([1, 2])).tolist(),
+        [1, 2, 2],
+    ),
+    (
+        "repeat_interleave_counts",
+        lambda: tg.repeat_interleave(tg.tensor([1, 2])).tolist(),
+        [0, 1, 1],
+    ),
+    (
+        "where_one_argument",
+        lambda: [t.tolist() for t in tg.where(tg.tensor([True, False, True]))],
+        [[0, 2]],
+    ),
     ("cat_skips_1d_empty", lambda: tg.cat([tg.zeros(0), tg.ones(2, 2)]).shape, (2, 2)),
     ("randint_float", lambda: str(tg.randint(0, 3, (2,), dtype=tg.float64).dtype), "float64"),
     ("any_dims_of_0d", lambda: tg.tensor(True).any(dim=(0,)).item(), True),
@@ -233,7 +245,7 @@ ACCEPTED: list[tuple[str, Callable[[], Any], Any]] = [
     ("broadcast_to_minus_one", lambda: tg.ones(1, 3).broadcast_to(2, -1).shape, (2, 3)),
     ("flip_0d", lambda: tg.tensor(2.0).flip(0).item(), 2.0),
     ("index_select_0d", lambda: tg.tensor(2.0).index_select(0, tg.tensor([0])).item(), 2.0),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("call", "expected"), [pytest.param(c, e, id=i) for i, c, e in ACCEPTED])
@@ -243,12 +255,42 @@ def test_valid_pytorch_calls_are_accepted(call, expected):
 
 # --------------------------------------------------------------------------- refused calls
 REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
-    ("index_select_negative", lambda: tg.ones(3).index_select(0, tg.tensor([-1])), IndexError, "out of range"),
-    ("mm_mixed_dtypes", lambda: tg.ones(2, 2).mm(tg.ones(2, 2, dtype=tg.float64)), RuntimeError, "same dtype"),
-    ("matmul_mixed_dtypes", lambda: tg.ones(2, 2) @ tg.ones(2, dtype=tg.int64), RuntimeError, "same dtype"),
-    ("dot_mixed_dtypes", lambda: tg.ones(2).dot(tg.ones(2, dtype=tg.float64)), RuntimeError, "same dtype"),
-    ("isclose_mixed_dtypes", lambda: tg.isclose(tg.ones(2), tg.ones(2, dtype=tg.float64)), RuntimeError, "did not match"),
-    ("allclose_mixed_dtypes", lambda: tg.ones(2).allclose(tg.ones(2, dtype=tg.int64)), RuntimeError, "did not match"),
+    (
+        "index_select_negative",
+        lambda: tg.ones(3).index_select(0, tg.tensor([-1])),
+        IndexError,
+        "out of range",
+    ),
+    (
+        "mm_mixed_dtypes",
+        lambda: tg.ones(2, 2).mm(tg.ones(2, 2, dtype=tg.float64)),
+        RuntimeError,
+        "same dtype",
+    ),
+    (
+        "matmul_mixed_dtypes",
+        lambda: tg.ones(2, 2) @ tg.ones(2, dtype=tg.int64),
+        RuntimeError,
+        "same dtype",
+    ),
+    (
+        "dot_mixed_dtypes",
+        lambda: tg.ones(2).dot(tg.ones(2, dtype=tg.float64)),
+        RuntimeError,
+        "same dtype",
+    ),
+    (
+        "isclose_mixed_dtypes",
+        lambda: tg.isclose(tg.ones(2), tg.ones(2, dtype=tg.float64)),
+        RuntimeError,
+        "did not match",
+    ),
+    (
+        "allclose_mixed_dtypes",
+        lambda: tg.ones(2).allclose(tg.ones(2, dtype=tg.int64)),
+        RuntimeError,
+        "did not match",
+    ),
     ("maximum_number", lambda: tg.maximum(tg.ones(2), 2), TypeError, "must be Tensor"),
     ("minimum_number", lambda: tg.ones(2).minimum(0.5), TypeError, "must be Tensor"),
     ("logical_and_number", lambda: tg.ones(2).logical_and(2), TypeError, "must be Tensor"),
@@ -260,8 +302,18 @@ REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("gelu_int", lambda: F.gelu(tg.tensor([1])), NotImplementedError, "int64"),
     ("softmax_int", lambda: tg.tensor([1]).softmax(0), NotImplementedError, "int64"),
     ("elu_int", lambda: F.elu(tg.tensor([1])), NotImplementedError, "int64"),
-    ("layer_norm_int", lambda: F.layer_norm(tg.tensor([[1, 2]]), (2,)), NotImplementedError, "int64"),
-    ("mse_loss_int", lambda: F.mse_loss(tg.tensor([1]), tg.tensor([2])), NotImplementedError, "int64"),
+    (
+        "layer_norm_int",
+        lambda: F.layer_norm(tg.tensor([[1, 2]]), (2,)),
+        NotImplementedError,
+        "int64",
+    ),
+    (
+        "mse_loss_int",
+        lambda: F.mse_loss(tg.tensor([1]), tg.tensor([2])),
+        NotImplementedError,
+        "int64",
+    ),
     ("dropout_int", lambda: F.dropout(tg.tensor([1, 2])), RuntimeError, "floating"),
     ("bitwise_float", lambda: tg.ones(2) & tg.ones(2), NotImplementedError, "float32"),
     ("floordiv_bool", lambda: tg.tensor([True]) // tg.tensor([True]), NotImplementedError, "bool"),
@@ -271,11 +323,16 @@ REFUSED: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("permute_no_dims", lambda: tg.ones(()).permute(), TypeError, "dims"),
     ("zeros_size_twice", lambda: tg.zeros(2, size=(2,)), TypeError, "multiple values"),
     ("logsumexp_no_dim", lambda: tg.ones(2).logsumexp(), TypeError, "dim"),
-    ("add_float_alpha_ints", lambda: tg.tensor([1]).add(tg.tensor([2]), alpha=1.5), RuntimeError, "alpha"),
+    (
+        "add_float_alpha_ints",
+        lambda: tg.tensor([1]).add(tg.tensor([2]), alpha=1.5),
+        RuntimeError,
+        "alpha",
+    ),
     ("repeat_negative", lambda: tg.ones(2).repeat(-1), RuntimeError, "negative"),
     ("chunk_0d", lambda: tg.tensor(1.0).chunk(2), RuntimeError, "1-dimensional"),
     ("roll_0d_dim", lambda: tg.tensor(1.0).roll(1, 0), IndexError, "no dimensions"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -297,10 +354,12 @@ RUNTIME_ERRORS: list[tuple[str, Callable[[], Any], str]] = [
     ("max_of_empty", lambda: tg.ones(0).max(), "max"),
     ("repeated_dims", lambda: tg.ones(2, 2).sum((0, 0)), "repeated"),
     ("logical_broadcast", lambda: tg.ones(2).logical_or(tg.ones(3)), r"\(2,\) \(3,\)"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("call", "match"), [pytest.param(c, m, id=i) for i, c, m in RUNTIME_ERRORS])
+@pytest.mark.parametrize(
+    ("call", "match"), [pytest.param(c, m, id=i) for i, c, m in RUNTIME_ERRORS]
+)
 def test_shape_errors_are_pytorchs_runtime_error_and_still_value_errors(call, match):
     with pytest.raises(RuntimeError, match=match) as info:
         call()

@@ -66,7 +66,9 @@ def make_array(seed: int, shape: tuple, dtype: str, special: bool) -> np.ndarray
     values = rng.uniform(-2, 2, shape)
     if special and values.size:
         picks = rng.random(shape) < 0.4
-        values = np.where(picks, rng.choice([0.0, 1.0, -1.0, np.inf, -np.inf, np.nan], shape), values)
+        values = np.where(
+            picks, rng.choice([0.0, 1.0, -1.0, np.inf, -np.inf, np.nan], shape), values
+        )
     return np.asarray(values, dtype=dtype)
 
 
@@ -123,7 +125,7 @@ def run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: boo
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             outputs = flat(fn(lib, *inputs))
-    except Exception as exc:  # noqa: BLE001 - compared with the other library's
+    except Exception as exc:
         return Raised(exc, "call")
     described, loss = [], None
     weights = np.random.default_rng(0)
@@ -143,7 +145,7 @@ def run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: boo
     if loss is not None:
         try:
             loss.backward()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return Raised(exc, "backward")
         for leaf in leaves:
             if leaf.requires_grad:
@@ -344,13 +346,17 @@ def _binary(data: Any) -> tuple:
                                         "where", "masked_fill"]), label="name")  # fmt: skip
     with_number = data.draw(st.sampled_from(["none", "left", "right"]), label="number")
     if name in ("where", "masked_fill"):
-        (cond,), _ = data.draw(tensor_args(1, dtype=data.draw(st.sampled_from(["bool", "bool",
-                                                                               "int64"]))))  # fmt: skip
+        cond_dtype = data.draw(st.sampled_from(["bool", "bool", "int64"]))
+        (cond,), _ = data.draw(tensor_args(1, dtype=cond_dtype))
         args, layouts = data.draw(tensor_args(2))
         if name == "where":
             if with_number == "left":
                 number = data.draw(NUMBERS, label="number")
-                return (lambda lib, c, y: lib.where(c, number, y)), (cond, args[1]), ("C", layouts[1])
+                return (
+                    (lambda lib, c, y: lib.where(c, number, y)),
+                    (cond, args[1]),
+                    ("C", layouts[1]),
+                )
             return (lambda lib, c, x, y: lib.where(c, x, y)), (cond, *args), ("C", *layouts)
         value = data.draw(NUMBERS, label="value")
         return (lambda lib, x, m: x.masked_fill(m, value)), (args[0], cond), (layouts[0], "C")
@@ -395,8 +401,22 @@ def _reduction(data: Any) -> tuple:
     kwargs: dict[str, Any] = {}
     if dim is not None:
         kwargs["dim"] = dim
-    if dim is not None and name in ("sum", "mean", "amax", "amin", "any", "all", "logsumexp",
-                                    "norm", "var", "std", "argmax", "argmin", "max", "min"):
+    if dim is not None and name in (
+        "sum",
+        "mean",
+        "amax",
+        "amin",
+        "any",
+        "all",
+        "logsumexp",
+        "norm",
+        "var",
+        "std",
+        "argmax",
+        "argmin",
+        "max",
+        "min",
+    ):
         kwargs["keepdim"] = keepdim  # PyTorch's parser wants a dim with keepdim
     if name in ("sum", "cumsum", "mean") and data.draw(st.booleans(), label="with dtype"):
         kwargs["dtype"] = data.draw(st.sampled_from(["int32", "int64", "float64", "float32"]))
@@ -470,7 +490,8 @@ def _shape_op(data: Any) -> tuple:
 # --------------------------------------------------------------------------- indexing
 INDICES = [
     0, -1, 1, slice(None), slice(1, None), slice(None, None, 2), None, Ellipsis, [0], [0, 0],
-    [], (0, slice(None)), (slice(None), 0), (0, slice(None), [0, 1]), (0, slice(None, None, 2), [1, 0]),
+    [], (0, slice(None)), (slice(None), 0), (0, slice(None), [0, 1]),
+    (0, slice(None, None, 2), [1, 0]),
     ([0, 1], slice(None), [0, 0]), (slice(None), [0]), (Ellipsis, 0), (None, 0), ([1, 0], 0),
     (0, [0, 1]), ([[0], [1]], slice(None)), (slice(None), [0, 1], slice(None)),
 ]  # fmt: skip
@@ -577,7 +598,11 @@ def _functional(data: Any) -> tuple:
         args, layouts = data.draw(tensor_args(2, dtype=data.draw(st.sampled_from(
             ["float32", "float64", "float64", "int64"])), shape=shape))  # fmt: skip
         reduction = data.draw(st.sampled_from(["mean", "sum", "none"]))
-        return (lambda lib, x, y: getattr(lib.nn.functional, name)(x, y, reduction=reduction)), args, layouts
+        return (
+            (lambda lib, x, y: getattr(lib.nn.functional, name)(x, y, reduction=reduction)),
+            args,
+            layouts,
+        )
     args, layouts = data.draw(tensor_args(1))
     calls: dict[str, Callable[..., Any]] = {
         "relu": lambda lib, x: lib.nn.functional.relu(x),
@@ -611,6 +636,7 @@ def _creation(data: Any) -> tuple:
         return {} if dtype is None else {"dtype": getattr(lib, dtype)}
 
     if name in ("zeros", "ones", "empty"):
+
         def fn(lib: Any) -> Any:
             make = getattr(lib, name)
             if keyword == "star":
@@ -631,7 +657,10 @@ def _creation(data: Any) -> tuple:
             step = 1  # PyTorch casts a fractional step to the integer dtype first: 0, refused
         return (lambda lib: lib.arange(start, end, step, **options(lib))), (), ()
     if name == "linspace":
-        start, end = data.draw(st.sampled_from([0, -2.5, 1, 3.7])), data.draw(st.sampled_from([-3.0, 1, 2.5]))
+        start, end = (
+            data.draw(st.sampled_from([0, -2.5, 1, 3.7])),
+            data.draw(st.sampled_from([-3.0, 1, 2.5])),
+        )
         steps = data.draw(st.integers(0, 6))
         return (lambda lib: lib.linspace(start, end, steps, **options(lib))), (), ()
     if name == "eye":

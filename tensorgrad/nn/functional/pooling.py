@@ -40,7 +40,9 @@ def max_pool2d(
     last NaN). ``return_indices`` also returns each winner's index h·W + w in its plane."""
     kernel, stride, padding = _pool_args("max_pool2d", kernel_size, stride, padding)
     dilation = positive(int_tuple(dilation, 2, "dilation", "max_pool2d"), "dilation", "max_pool2d")
-    x, added = batched(no_bool_kernel("max_pool2d", tensor_of(input)), 4, "max_pool2d", "(N, C, H, W)")
+    x, added = batched(
+        no_bool_kernel("max_pool2d", tensor_of(input)), 4, "max_pool2d", "(N, C, H, W)"
+    )
     op = MaxPool2d(kernel, stride, padding, dilation, ceil_mode, return_indices=return_indices)
     out = unbatched(apply(op, x), added)
     if not return_indices:

@@ -72,6 +72,7 @@ register(
 )
 register(OpInfo("rpow_scalar", lambda x: 2.0**x, lambda x: np.power(2.0, x), unary_samples()))
 
+
 # ---- remainders and rounding: samples away from their jumps ------------------------------
 def _dividend(rng: np.random.Generator, shape: Shape, scale: float = 1.0) -> np.ndarray:
     """Values ``scale·(m + u)``, integer m, u in [0.2, 0.8]: quotients by a divisor within 5% of
