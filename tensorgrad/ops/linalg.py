@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, shape_of, sum_to
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class MatMul(Op):
@@ -13,6 +13,9 @@ class MatMul(Op):
     For Z = X W the VJPs are dX = dZ Wᵀ and dW = Xᵀ dZ. A 1-D operand is treated as a row
     (left) or a column (right) matrix, and batch dimensions that broadcast are summed back.
     """
+
+    def reads_input(self, i, needs):
+        return needs[1 - i]  # dX reads W, dW reads X
 
     def forward(self, x, y):
         xs, ys = shape_of(x), shape_of(y)
@@ -49,3 +52,7 @@ class MatMul(Op):
         if ny:
             dy = sum_to(x2.swapaxes(-1, -2) @ grad, shape_of(y2)).reshape(ys)
         return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx @ y, None if ty is None else x @ ty)
