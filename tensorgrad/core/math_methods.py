@@ -282,6 +282,9 @@ class MathMethods:
         )
 
     def round(self, decimals: int = 0) -> Any:
+        if decimals and self.dtype.kind != "f":  # PyTorch rounds integers to digits only whole
+            raise NotImplementedError(f'"round" with decimals not implemented for {self.dtype}')
+
         def round_half_even(x: np.ndarray) -> np.ndarray:
             return x.copy() if x.dtype.kind in "biu" and decimals >= 0 else np.round(x, decimals)
 
