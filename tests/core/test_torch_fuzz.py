@@ -112,7 +112,14 @@ def dtype_name(dtype: Any) -> str:
 
 def run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: bool) -> Any:
     """``fn(lib, *tensors)`` described as comparable values, with the leaves' gradients of
-    a weighted sum of the floating outputs (``grad``); or where it raised."""
+    a weighted sum of the floating outputs (``grad``); or where it raised. The inputs hold
+    inf and NaN on purpose: the values are compared, so NumPy's warnings say nothing more."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run(lib, fn, args, layouts, grad)
+
+
+def _run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: bool) -> Any:
     leaves, inputs = [], []
     for value, layout in zip(args, layouts, strict=True):
         if isinstance(value, np.ndarray):
@@ -122,9 +129,7 @@ def run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: boo
         else:
             inputs.append(value)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            outputs = flat(fn(lib, *inputs))
+        outputs = flat(fn(lib, *inputs))
     except Exception as exc:
         return Raised(exc, "call")
     described, loss = [], None
@@ -144,9 +149,7 @@ def run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: boo
     grads = []
     if loss is not None:
         try:
-            with warnings.catch_warnings():  # inf - inf in a sum: compared, not warned of
-                warnings.simplefilter("ignore")
-                loss.backward()
+            loss.backward()
         except Exception as exc:
             return Raised(exc, "backward")
         for leaf in leaves:
