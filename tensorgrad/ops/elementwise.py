@@ -127,59 +127,6 @@ class Div(Op):
         return add_tangents(None if tx is None else tx / y, None if ty is None else -ty * out / y)
 
 
-class Remainder(Op):
-    """``x % y`` with the sign of ``y`` (Python's and PyTorch's ``remainder``):
-    ``x − floor(x / y)·y``, so its gradient is 1 with respect to ``x`` and ``−floor(x / y)``
-    with respect to ``y`` (PyTorch's)."""
-
-    def forward(self, x, y):
-        return np.mod(x, y)
-
-    def scalar_forward(self, x, y):  # x − q·y with the whole quotient q a constant
-        return x - y * np.floor_divide(object_arrays.values_of(x), object_arrays.values_of(y))
-
-    def jvp(self, tangents, out, x, y):
-        tx, ty = tangents
-        return add_tangents(tx, None if ty is None else -ty * _constant(np.floor_divide, x, y))
-
-    def backward(self, grad, out, x, y):
-        nx, ny = self.needs_input_grad
-        return (
-            sum_to(grad, shape_of(x)) if nx else None,
-            sum_to(-grad * _constant(np.floor_divide, x, y), shape_of(y)) if ny else None,
-        )
-
-
-class Fmod(Op):
-    """C's ``fmod``: ``x − trunc(x / y)·y``, with the sign of ``x``; gradients 1 and
-    ``−trunc(x / y)``."""
-
-    def forward(self, x, y):
-        return np.fmod(x, y)
-
-    def scalar_forward(self, x, y):
-        quotient = object_arrays.values_of(x) / object_arrays.values_of(y)
-        return x - y * np.trunc(quotient)
-
-    def jvp(self, tangents, out, x, y):
-        tx, ty = tangents
-        quotient = None if ty is None else np.trunc(_constant(np.true_divide, x, y))
-        return add_tangents(tx, None if ty is None else -ty * quotient)
-
-    def backward(self, grad, out, x, y):
-        nx, ny = self.needs_input_grad
-        return (
-            sum_to(grad, shape_of(x)) if nx else None,
-            sum_to(-grad * np.trunc(_constant(np.true_divide, x, y)), shape_of(y)) if ny else None,
-        )
-
-
-def _constant(function: Any, x: Any, y: Any) -> np.ndarray:
-    """``function`` of the values of ``x`` and ``y`` (arrays, or Tensors when backward is
-    recorded): a piecewise-constant factor, so no graph is needed through it."""
-    return function(np.asarray(x), np.asarray(y))
-
-
 class Rounding(Op):
     """A piecewise-constant function of ``x`` (floor, ceil, round, trunc, sign, a rounded
     division): its gradient is 0 wherever it is defined, which is how PyTorch takes it

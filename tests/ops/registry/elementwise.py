@@ -84,19 +84,19 @@ def _divisor(rng: np.random.Generator, shape: Shape) -> np.ndarray:
     return rng.uniform(0.95, 1.05, shape) * rng.choice([-1.0, 1.0], shape)
 
 
-for _name, _fn, _ref in [
-    ("remainder", lambda x, y: x % y, np.mod),
-    ("fmod", lambda x, y: _apply(ops.Fmod(), x, y), np.fmod),
-    ("div_floor", lambda x, y: x // y, np.floor_divide),
-    ("div_trunc", lambda x, y: x.div(y, rounding_mode="trunc"), lambda x, y: np.trunc(x / y)),
-]:
+for _name, _op, _fn, _ref in [
+    ("mod_operator", "remainder", lambda x, y: x % y, np.mod),  # with PyTorch's promotion
+    ("div_floor", "div_floor", lambda x, y: x // y, np.floor_divide),
+    ("div_trunc", "div_trunc", lambda x, y: x.div(y, rounding_mode="trunc"),
+     lambda x, y: np.trunc(x / y)),
+]:  # fmt: skip
     register(
         OpInfo(
             _name,
             _fn,
             _ref,
             binary_samples(pair(_dividend, _divisor)),
-            errors=(broadcast_error(_name),),
+            errors=(broadcast_error(_op),),
             second_order=PIECEWISE_LINEAR,
         )
     )
