@@ -56,7 +56,9 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join tensors along an existing dimension (they are promoted to one dtype). As in
     PyTorch, 1-D empty tensors are left out (``cat([zeros(0), x])`` is ``x`` for any ``x``)."""
     values = _common(tensors, "cat")
-    kept = [v for v in values if np.shape(v) != (0,)] or values[:1]
+    kept = [v for v in values if np.shape(v) != (0,)]
+    if not kept and values:  # only 1-D empty tensors: PyTorch checks no dim, joins nothing
+        return apply(ops.Concatenate(0), *values)
     return apply(ops.Concatenate(dim), *kept)
 
 
@@ -151,7 +153,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Any, ...]:
     for k, v in enumerate(vectors):
         view = [1] * len(vectors)
         view[k] = shape[k]
-        grid = v.reshape(*view).expand(*shape)
+        grid = v.reshape(view).expand(shape)
         out.append(grid.transpose(0, 1) if indexing == "xy" and len(shape) >= 2 else grid)
     return tuple(out)
 
@@ -288,9 +290,9 @@ def einsum(equation: str, *operands: Any) -> Any:
         letters = [ch for d, ch in enumerate(letters) if d not in extra]
     shape = tuple(sizes[ch] for ch in letters)
     if result.shape != shape:
-        result = result.expand(*shape)
+        result = result.expand(shape)
     if letters != output:
-        result = result.permute(*[letters.index(ch) for ch in output])
+        result = result.permute([letters.index(ch) for ch in output])
     return result
 
 
@@ -317,10 +319,10 @@ def _einsum_pair(
     free_b = [ch for ch in lb if ch not in la]
 
     def arrange(t: Any, letters: list[str], order: list[str]) -> Any:
-        t = t.permute(*[letters.index(ch) for ch in order]) if letters != order else t
+        t = t.permute([letters.index(ch) for ch in order]) if letters != order else t
         target = tuple(sizes[ch] if ch in batch or ch in summed else t.shape[i]
                        for i, ch in enumerate(order))  # fmt: skip
-        return t if t.shape == target else t.expand(*target)
+        return t if t.shape == target else t.expand(target)
 
     # a matrix stored the other way round (b as (batch, free, summed), as in q·kᵀ) goes to
     # the product as a transposed view, which matmul takes as it is: no copy
@@ -371,9 +373,9 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     nk = math.prod(a.shape[d] for d in dims_a)
-    left = a.permute(*free_a, *dims_a).reshape(math.prod(a.shape[d] for d in free_a), nk)
-    right = b.permute(*dims_b, *free_b).reshape(nk, math.prod(b.shape[d] for d in free_b))
-    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+    left = a.permute((*free_a, *dims_a)).reshape(math.prod(a.shape[d] for d in free_a), nk)
+    right = b.permute((*dims_b, *free_b)).reshape(nk, math.prod(b.shape[d] for d in free_b))
+    return (left @ right).reshape((*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b]))
 
 
 def cdist(
@@ -468,7 +470,7 @@ def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
     """The tensors expanded to their common shape (views)."""
     items = [as_tensor(t) for t in tensors]
     shape = tuple(broadcast_shapes(*[t.shape for t in items]))
-    return tuple(t if t.shape == shape else t.expand(*shape) for t in items)
+    return tuple(t if t.shape == shape else t.expand(shape) for t in items)
 
 
 def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,

@@ -1090,7 +1090,7 @@ class MathMethods:
             raise RuntimeError(
                 f"cross: shapes {self.shape} and {other.shape} do not broadcast"
             ) from exc
-        a, b = self.expand(*shape), other.expand(*shape)
+        a, b = self.expand(shape), other.expand(shape)
         if dim is None:
             dims = [d for d, n in enumerate(shape) if n == 3]
             if not dims:
@@ -1289,14 +1289,6 @@ def _tensor_argument(name: str, other: Any) -> Any:
     return other
 
 
-def _same_dtype(name: str, x: Any, other: Any) -> None:
-    other_dtype = getattr(_raw(other), "dtype", None)
-    if other_dtype is not None and other_dtype != x.dtype:
-        raise backend.DtypeError(
-            f"{name}: {x.dtype} did not match {other_dtype} (cast one of the two tensors)"
-        )
-
-
 def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
     """``alpha`` by PyTorch's rules: a float alpha needs a floating result, and a bool result
     takes it as a bool (``add(True, True, alpha=2)`` is True, not 3)."""
@@ -1410,8 +1402,9 @@ def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def _same_dtype(name: str, x: Any, y: Any) -> None:
+    """PyTorch's refusal of two dtypes where an op computes in one (``isclose``, ``mv``)."""
     if _raw(x).dtype != np.asarray(_raw(y)).dtype:
-        raise RuntimeError(
+        raise backend.DtypeError(
             f"{name}: expected both inputs to have the same dtype, but got {_raw(x).dtype} "
             f"and {np.asarray(_raw(y)).dtype}"
         )
@@ -1498,5 +1491,5 @@ def _add_product(base: Any, product: Any, beta: float, alpha: float) -> Any:
     scaled = product if alpha == 1 else product * alpha
     if beta == 0:
         shape = np.broadcast_shapes(np.shape(_raw(base)), scaled.shape)
-        return scaled if shape == scaled.shape else scaled.expand(*shape)
+        return scaled if shape == scaled.shape else scaled.expand(shape)
     return (base if beta == 1 else base * beta) + scaled

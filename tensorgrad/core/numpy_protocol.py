@@ -149,7 +149,7 @@ def _transpose(x: Any, axes: Any = None) -> Any:
 
 def _flip(x: Any, axis: Any = None) -> Any:
     x = as_tensor(x)
-    return x.flip(*(range(x.ndim) if axis is None else np.atleast_1d(axis).tolist()))
+    return x.flip(tuple(range(x.ndim) if axis is None else np.atleast_1d(axis).tolist()))
 
 
 def _data(x: Any) -> Any:

@@ -254,7 +254,7 @@ class ShapeMethods:
         if a == b:
             raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
         rest = [d for d in range(self.ndim) if d not in (a, b)]
-        x = self.permute(*rest, a, b)
+        x = self.permute((*rest, a, b))
         first, second = max(-offset, 0), max(offset, 0)
         length = max(0, min(x.shape[-2] - first, x.shape[-1] - second))
         steps = np.arange(length)
@@ -282,7 +282,7 @@ class ShapeMethods:
         if flags.dtype != np.bool_:
             raise RuntimeError(f"masked_select: expected a bool mask, got {flags.dtype}")
         shape = np.broadcast_shapes(self.shape, flags.shape)
-        x = self if tuple(self.shape) == shape else self.expand(*shape)
+        x = self if tuple(self.shape) == shape else self.expand(shape)
         return x[np.broadcast_to(flags, shape)]
 
     # ----------------------------------------------------------------- splitting
@@ -506,7 +506,7 @@ class ShapeMethods:
                 f"masked_scatter: expected source to have at least as many elements as ones "
                 f"in mask ({count}), got {source.numel()}"
             )
-        base = self if self.shape == shape else self.expand(*shape)
+        base = self if self.shape == shape else self.expand(shape)
         return apply(ops.SetItem(flags), base, source.reshape(-1)[:count])
 
     def masked_scatter_(self, mask: Any, source: Any) -> Any:
@@ -522,7 +522,7 @@ class ShapeMethods:
         if not accumulate:
             return apply(ops.SetItem(where), self, values)
         picked = np.broadcast_to(np.zeros((), np.bool_), self.shape)[where].shape
-        values = values if values.shape == picked else values.expand(*picked)
+        values = values if values.shape == picked else values.expand(picked)
         return self + apply(ops.IndexAdd(self.shape, where), values)
 
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
@@ -559,8 +559,8 @@ class ShapeMethods:
         x_shape, i_shape = list(self.shape), list(indices.shape)
         x_shape[axis] = i_shape[axis] = 1
         common = list(_broadcast("take_along_dim", tuple(x_shape), tuple(i_shape)))
-        x = self.expand(*common[:axis], self.shape[axis], *common[axis + 1 :])
-        picked = indices.expand(*common[:axis], indices.shape[axis], *common[axis + 1 :])
+        x = self.expand((*common[:axis], self.shape[axis], *common[axis + 1 :]))
+        picked = indices.expand((*common[:axis], indices.shape[axis], *common[axis + 1 :]))
         return x.gather(axis, picked)
 
     def argwhere(self) -> Any:
@@ -571,7 +571,7 @@ class ShapeMethods:
         dimensions are padded with 1s in front (unlike ``repeat``)."""
         dims = shape_args(dims, "dims")
         dims = (1,) * (self.ndim - len(dims)) + tuple(dims)
-        return self.repeat(*dims)
+        return self.repeat(dims)
 
     def movedim(self, source: Any, destination: Any) -> Any:
         """Move the dimensions ``source`` to the positions ``destination``, the others keeping
@@ -597,7 +597,7 @@ class ShapeMethods:
         order = [d for d in range(self.ndim) if d not in src]
         for d, s in sorted(zip(dst, src)):
             order.insert(d, s)
-        return self.permute(*order)
+        return self.permute(order)
 
     moveaxis = movedim
 
