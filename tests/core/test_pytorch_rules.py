@@ -245,6 +245,12 @@ ACCEPTED: list[tuple[str, Callable[[], Any], Any]] = [
     ("broadcast_to_minus_one", lambda: tg.ones(1, 3).broadcast_to(2, -1).shape, (2, 3)),
     ("flip_0d", lambda: tg.tensor(2.0).flip(0).item(), 2.0),
     ("index_select_0d", lambda: tg.tensor(2.0).index_select(0, tg.tensor([0])).item(), 2.0),
+    ("cat_only_1d_empty", lambda: tg.cat([tg.zeros(0), tg.zeros(0)], 1).shape, (0,)),
+    (
+        "adaptive_pool_no_channels",
+        lambda: F.adaptive_avg_pool2d(tg.ones(1, 0, 2, 2), 1).shape,
+        (1, 0, 1, 1),
+    ),
 ]
 
 
