@@ -18,6 +18,8 @@ import importlib
 from typing import Any
 
 from tensorgrad import autograd, backend
+from tensorgrad._native.malloc import keep_freed_memory as _keep_freed_memory
+from tensorgrad._native.threads import get_num_threads, set_num_threads
 from tensorgrad.backend import (
     DtypeError,
     ShapeError,
@@ -109,7 +111,6 @@ from tensorgrad.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from tensorgrad.ops.parallel import get_num_threads, set_num_threads
 from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
@@ -117,7 +118,7 @@ __version__ = "0.1.0"
 # the star import above also brought the engine's one-argument as_tensor: PyTorch's is this
 as_tensor = _creation.as_tensor
 
-backend.keep_freed_memory()  # speed, process-wide: its docstring says why
+_keep_freed_memory()  # speed, process-wide: tensorgrad/_native/malloc.py says why
 
 float = float32
 double = float64
@@ -138,6 +139,10 @@ _LAZY = {
     "vision": ("tensorgrad.vision", None),
     "distributed": ("tensorgrad.distributed", None),
     "scalar": ("tensorgrad.scalar", None),
+    # moving models out (optional extras, imported by these modules on first use)
+    "onnx": ("tensorgrad.onnx", None),
+    "safetensors": ("tensorgrad.safetensors", None),
+    "utils": ("tensorgrad.utils", None),
     "func": ("tensorgrad.func", None),
     "gradcheck": ("tensorgrad.autograd.finite_differences", "gradcheck"),
     "gradgradcheck": ("tensorgrad.autograd.finite_differences", "gradgradcheck"),
@@ -171,7 +176,6 @@ _LAZY = {
     "distributions": ("tensorgrad.core.unsupported", "distributions"),
     "special": ("tensorgrad.core.unsupported", "special"),
     "hub": ("tensorgrad.core.unsupported", "hub"),
-    "onnx": ("tensorgrad.core.unsupported", "onnx"),
     "quantization": ("tensorgrad.core.unsupported", "quantization"),
     "mps": ("tensorgrad.core.unsupported", "mps"),
     "xpu": ("tensorgrad.core.unsupported", "xpu"),
