@@ -21,6 +21,8 @@ from tensorgrad import autograd, backend
 from tensorgrad._native.malloc import keep_freed_memory as _keep_freed_memory
 from tensorgrad._native.threads import get_num_threads, set_num_threads
 from tensorgrad.backend import (
+    DtypeError,
+    ShapeError,
     UnsupportedError,
     bool_,
     device,
@@ -36,10 +38,10 @@ from tensorgrad.backend import (
     manual_seed,
     uint8,
 )
+from tensorgrad.core import creation as _creation
 from tensorgrad.core.args import Size
 from tensorgrad.core.creation import (
     arange,
-    as_tensor,
     empty,
     empty_like,
     eye,
@@ -113,6 +115,9 @@ from tensorgrad.grad_mode import (
 from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
+
+# the star import above also brought the engine's one-argument as_tensor: PyTorch's is this
+as_tensor = _creation.as_tensor
 
 _keep_freed_memory()  # speed, process-wide: tensorgrad/_native/malloc.py says why
 
@@ -209,6 +214,8 @@ def set_default_dtype(d: Any) -> None:
 __all__ = [
     "Size",
     "Tensor",
+    "DtypeError",
+    "ShapeError",
     "UnsupportedError",
     "__version__",
     "arange",

@@ -11,6 +11,7 @@ gives float32, where NumPy would give float64 (:func:`promote_types`).
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -51,6 +52,24 @@ _rng = np.random.default_rng()
 
 class UnsupportedError(TypeError):
     """A PyTorch feature tensorgrad does not have (a device, a dtype): see docs/porting.md."""
+
+
+# PyTorch raises RuntimeError where NumPy (and tensorgrad before) raise ValueError or
+# TypeError; each of these is both, so code written for either catches it.
+class ShapeError(RuntimeError, ValueError):
+    """Shapes (or values) an op refuses: a failed broadcast, matmul's inner sizes, cat's other
+    dimensions, a repeated dim, reducing an empty tensor. PyTorch's RuntimeError; a
+    ValueError too. ``float()`` of a multi-element tensor (PyTorch's ValueError) is one."""
+
+
+class IndexRangeError(IndexError, RuntimeError):
+    """An index out of range where PyTorch raises IndexError or RuntimeError depending on
+    the dimension (``index_select``); both."""
+
+
+class DtypeError(RuntimeError, TypeError):
+    """A dtype an op refuses where PyTorch raises RuntimeError (a non-bool mask for ``where``
+    or ``masked_fill``, mixed dtypes in ``mm``); a TypeError too."""
 
 
 def as_dtype(dtype: Any) -> np.dtype | None:
@@ -360,11 +379,33 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
         dtype = int64 if integral else DEFAULT_FLOAT
-    return xp.arange(start, stop, step, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    if dtype.kind in "iu" and not all(
+        isinstance(v, (int, np.integer)) for v in (start, stop, step)
+    ):
+        # PyTorch steps from start by step cast to the integer dtype (NumPy steps in floats
+        # and casts each value), counting the elements in floats; for int64 it casts the end
+        # too, as it counts in int64
+        first, stride = int(start), int(step)
+        span = (int(stop) - first) / stride if dtype == int64 and stride else (stop - start) / step
+        count = max(math.ceil(span), 0) if stride else 0
+        if stride == 0:
+            raise ShapeError(f"arange: step must be nonzero (step {step} in {dtype})")
+        return (first + stride * xp.arange(count)).astype(dtype)
+    return xp.arange(start, stop, step, dtype=dtype)
 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
-    return xp.linspace(start, end, steps, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    if dtype.kind in "biu" and steps > 1:
+        # PyTorch's integer linspace: the ends truncated to integers, the points between them
+        # stepped from the nearer end and truncated (NumPy floors: -2.5 → -3, not -2)
+        first, last = int(start), int(end)  # int() truncates
+        i = xp.arange(steps)
+        step = (last - first) / (steps - 1)
+        values = xp.where(i < steps // 2, first + step * i, last - step * (steps - 1 - i))
+        return values.astype(dtype)
+    return xp.linspace(start, end, steps, dtype=dtype)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:
@@ -388,7 +429,9 @@ def randn(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.n
 
 
 def randint(low: int, high: int, shape: Any, dtype: Any = int64, generator: Any = None):
-    return (generator or rng()).integers(low, high, shape, dtype=as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    drawn = dtype if dtype.kind in "iu" else int64  # PyTorch draws floats (and bools) too
+    return (generator or rng()).integers(low, high, shape, dtype=drawn).astype(dtype, copy=False)
 
 
 def randperm(n: int, dtype: Any = int64, generator: Any = None) -> np.ndarray:

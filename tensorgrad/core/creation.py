@@ -17,7 +17,19 @@ from tensorgrad.core.generator import numpy_generator, restore_state, state_tens
 from tensorgrad.core.tensor import Tensor
 
 
-def _size(size: tuple, name: str) -> tuple[int, ...]:
+def _size(size: tuple, name: str, keyword: dict | None = None) -> tuple[int, ...]:
+    """The shape of ``name(*size)`` or ``name(size=...)`` (``keyword`` holds the keyword
+    arguments left over: ``size`` alone); none at all is PyTorch's TypeError (``zeros()`` is
+    not a 0-d tensor: that is ``zeros(())``)."""
+    if keyword:
+        unexpected = sorted(set(keyword) - {"size"})
+        if unexpected:
+            raise TypeError(f"{name}() got an unexpected keyword argument {unexpected[0]!r}")
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (keyword["size"],)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     shape = shape_args(size, "size")
     for n in shape:
         if n < 0:
@@ -66,17 +78,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(backend.as_array(array))
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.zeros(_size(size, "zeros"), _dtype(dtype)), requires_grad, device)
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          **size_keyword: Any) -> Tensor:  # fmt: skip
+    shape = _size(size, "zeros", size_keyword)
+    return _make(backend.zeros(shape, _dtype(dtype)), requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.ones(_size(size, "ones"), _dtype(dtype)), requires_grad, device)
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          **size_keyword: Any) -> Tensor:  # fmt: skip
+    shape = _size(size, "ones", size_keyword)
+    return _make(backend.ones(shape, _dtype(dtype)), requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          **size_keyword: Any) -> Tensor:  # fmt: skip
     """A tensor of ``size`` (filled with zeros: NumPy's empty memory would be garbage)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    shape = _size(size, "empty", size_keyword)
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(
@@ -155,8 +173,9 @@ def arange(
     for value in (start, step) if end is None else (start, end, step):
         if value is None or isinstance(value, (str, bytes)):
             raise TypeError(f"arange: start, end and step must be numbers, got {value!r}")
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
+    _no_bool_range("arange", dtype)
+    if step == 0:  # PyTorch's ValueError (RuntimeError before)
+        raise backend.ShapeError("arange: step must be nonzero")
     low, high = (0, start) if end is None else (start, end)
     if (high - low) * step < 0:
         raise RuntimeError(
@@ -177,6 +196,8 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if steps > 1:
+        _no_bool_range("linspace", dtype)
     return _make(backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
 
 
@@ -211,18 +232,20 @@ def eye(
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         requires_grad: bool = False, **size_keyword: Any) -> Tensor:  # fmt: skip
     """Uniform samples in [0, 1) from ``generator`` (a :class:`~tensorgrad.Generator`), else
     from the global generator seeded by ``manual_seed``."""
+    shape = _size(size, "rand", size_keyword)
     rng = numpy_generator(generator, "rand")
-    return _make(backend.rand(_size(size, "rand"), _dtype(dtype), rng), requires_grad, device)
+    return _make(backend.rand(shape, _dtype(dtype), rng), requires_grad, device)
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:  # fmt: skip
+          requires_grad: bool = False, **size_keyword: Any) -> Tensor:  # fmt: skip
     """Standard normal samples from ``generator``, else from the global generator."""
+    shape = _size(size, "randn", size_keyword)
     rng = numpy_generator(generator, "randn")
-    return _make(backend.randn(_size(size, "randn"), _dtype(dtype), rng), requires_grad, device)
+    return _make(backend.randn(shape, _dtype(dtype), rng), requires_grad, device)
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -249,11 +272,16 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     low, high = (0, args[0]) if len(args) == 1 else args
     if low >= high:
         raise RuntimeError(f"randint: expected low < high, got low={low}, high={high}")
-    shape = _size(shape_args((size,)), "randint")
+    shape = _size((size,), "randint")
     rng = numpy_generator(generator, "randint")
     return _make(
         backend.randint(low, high, shape, dtype or backend.int64, rng), requires_grad, device
     )
+
+
+def _no_bool_range(name: str, dtype: Any) -> None:
+    if backend.as_dtype(dtype) == np.bool_:
+        raise NotImplementedError(f'{name}: "{name}" not implemented for bool')
 
 
 def _dtype(dtype: Any) -> np.dtype:

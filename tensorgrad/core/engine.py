@@ -159,13 +159,14 @@ def mark_changed(tensors: Any) -> None:
 
 
 def named_error(name: str, exc: Exception) -> Exception:
-    """The error ``exc`` (from NumPy, usually) with ``name`` in front, as a built-in type."""
+    """The error ``exc`` (from NumPy, usually) with ``name`` in front, as a built-in type
+    (a ValueError as ``backend.ShapeError``, PyTorch's RuntimeError)."""
     message = str(exc)
     if not message.startswith(f"{name}:"):
         message = f"{name}: {message}"
     for kind in (IndexError, ValueError, RuntimeError):
-        if isinstance(exc, kind):
-            return kind(message)
+        if isinstance(exc, kind):  # a ValueError is PyTorch's RuntimeError too
+            return (backend.ShapeError if kind is ValueError else kind)(message)
     return TypeError(message)
 
 

@@ -25,7 +25,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     with the condition alone, the indices where it holds (``nonzero(as_tuple=True)``)."""
     cond = condition._data if isinstance(condition, engine.Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        raise TypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
+        raise backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
     if input is None and other is None:
         return tuple(engine.wrap(i) for i in np.nonzero(cond))
     x, y = operand(input), operand(other)
@@ -40,21 +40,26 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
 
 
 def maximum(input: Any, other: Any) -> Any:
-    return engine.binary(ops.Maximum, as_tensor(input), other)
+    return as_tensor(input).maximum(other)
 
 
 def minimum(input: Any, other: Any) -> Any:
-    return engine.binary(ops.Minimum, as_tensor(input), other)
+    return as_tensor(input).minimum(other)
 
 
 def matmul(input: Any, other: Any) -> Any:
-    return engine.binary(ops.MatMul, as_tensor(input), other)
+    return as_tensor(input) @ other
 
 
 @numpy_names
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
-    """Join tensors along an existing dimension (they are promoted to one dtype)."""
-    return apply(ops.Concatenate(dim), *_common(tensors, "cat"))
+    """Join tensors along an existing dimension (they are promoted to one dtype). As in
+    PyTorch, 1-D empty tensors are left out (``cat([zeros(0), x])`` is ``x`` for any ``x``)."""
+    values = _common(tensors, "cat")
+    kept = [v for v in values if np.shape(v) != (0,)]
+    if not kept and values:  # only 1-D empty tensors: PyTorch checks no dim, joins nothing
+        return apply(ops.Concatenate(0), *values)
+    return apply(ops.Concatenate(dim), *kept)
 
 
 concatenate = concat = cat
@@ -88,18 +93,20 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     """Split along ``dim`` into pieces of ``split_size`` (the last may be smaller) or into
     pieces of the listed sizes, which must add up to the dimension's length (PyTorch's rule)."""
     x = as_tensor(tensor)
+    if not x.ndim:
+        raise RuntimeError("split: expects at least a 1-dimensional tensor")
     axis = ops.normalize_axis(dim, x.ndim, "split")
     length = x.shape[axis]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size < 0 or (size == 0 and length):  # 0 only for a dimension of size 0 (PyTorch)
-            raise ValueError(f"split: split size must be positive, got {size}")
+            raise backend.ShapeError(f"split: split size must be positive, got {size}")
         sizes = [builtins.min(size, length - start) for start in range(0, length, size or 1)]
         sizes = sizes or [0]
     else:
         sizes = [int(n) for n in split_size_or_sections]
         if builtins.sum(sizes) != length or builtins.any(n < 0 for n in sizes):
-            raise ValueError(
+            raise backend.ShapeError(
                 f"split: section sizes {sizes} do not add up to the length {length} of dim {axis}"
             )
     pieces, start = [], 0
@@ -116,6 +123,8 @@ def chunk(tensor: Any, chunks: int, dim: int = 0) -> list[Any]:
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
     x = as_tensor(tensor)
+    if not x.ndim:
+        raise RuntimeError("chunk: expects at least a 1-dimensional tensor")
     axis = ops.normalize_axis(dim, x.ndim, "chunk")
     if not x.shape[axis]:  # PyTorch: ``chunks`` empty pieces
         return split(x, [0] * chunks, axis)
@@ -144,7 +153,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Any, ...]:
     for k, v in enumerate(vectors):
         view = [1] * len(vectors)
         view[k] = shape[k]
-        grid = v.reshape(*view).expand(*shape)
+        grid = v.reshape(view).expand(shape)
         out.append(grid.transpose(0, 1) if indexing == "xy" and len(shape) >= 2 else grid)
     return tuple(out)
 
@@ -281,9 +290,9 @@ def einsum(equation: str, *operands: Any) -> Any:
         letters = [ch for d, ch in enumerate(letters) if d not in extra]
     shape = tuple(sizes[ch] for ch in letters)
     if result.shape != shape:
-        result = result.expand(*shape)
+        result = result.expand(shape)
     if letters != output:
-        result = result.permute(*[letters.index(ch) for ch in output])
+        result = result.permute([letters.index(ch) for ch in output])
     return result
 
 
@@ -310,10 +319,10 @@ def _einsum_pair(
     free_b = [ch for ch in lb if ch not in la]
 
     def arrange(t: Any, letters: list[str], order: list[str]) -> Any:
-        t = t.permute(*[letters.index(ch) for ch in order]) if letters != order else t
+        t = t.permute([letters.index(ch) for ch in order]) if letters != order else t
         target = tuple(sizes[ch] if ch in batch or ch in summed else t.shape[i]
                        for i, ch in enumerate(order))  # fmt: skip
-        return t if t.shape == target else t.expand(*target)
+        return t if t.shape == target else t.expand(target)
 
     # a matrix stored the other way round (b as (batch, free, summed), as in q·kᵀ) goes to
     # the product as a transposed view, which matmul takes as it is: no copy
@@ -364,9 +373,9 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     nk = math.prod(a.shape[d] for d in dims_a)
-    left = a.permute(*free_a, *dims_a).reshape(math.prod(a.shape[d] for d in free_a), nk)
-    right = b.permute(*dims_b, *free_b).reshape(nk, math.prod(b.shape[d] for d in free_b))
-    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+    left = a.permute((*free_a, *dims_a)).reshape(math.prod(a.shape[d] for d in free_a), nk)
+    right = b.permute((*dims_b, *free_b)).reshape(nk, math.prod(b.shape[d] for d in free_b))
+    return (left @ right).reshape((*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b]))
 
 
 def cdist(
@@ -461,7 +470,7 @@ def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
     """The tensors expanded to their common shape (views)."""
     items = [as_tensor(t) for t in tensors]
     shape = tuple(broadcast_shapes(*[t.shape for t in items]))
-    return tuple(t if t.shape == shape else t.expand(*shape) for t in items)
+    return tuple(t if t.shape == shape else t.expand(shape) for t in items)
 
 
 def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,

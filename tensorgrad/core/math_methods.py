@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import backend, grad_mode, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
+from tensorgrad.ops.base import reduction_axes
 
 #: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -29,8 +30,12 @@ def _all_if_empty(dim: Any) -> Any:
 
 
 def _dims(dim: Any, ndim: int, name: str) -> Any:
-    """A ``dim`` argument (None, an int or a sequence) checked against ``ndim``."""
+    """A ``dim`` argument (None, an int or a sequence) checked against ``ndim``; a 0-d
+    tensor takes 0 or -1 (or a tuple of them), as in PyTorch."""
     if dim is None:
+        return None
+    if not ndim:
+        ops.normalize_axes(dim, 1, name)
         return None
     return ops.normalize_axes(dim, ndim, name) if not isinstance(dim, int) else dim
 
@@ -78,7 +83,7 @@ class MathMethods:
         return 1 / self.sqrt()
 
     def abs(self) -> Any:
-        return apply(ops.Abs(), self)
+        return apply(ops.Abs(), no_bool_kernel("abs", self))
 
     absolute = abs
 
@@ -106,25 +111,29 @@ class MathMethods:
         return apply(ops.Relu(), self)
 
     def leaky_relu(self, negative_slope: float = 0.01) -> Any:
-        return apply(ops.LeakyRelu(negative_slope), self)
+        return apply(ops.LeakyRelu(negative_slope), floating_kernel("leaky_relu", self))
 
     def gelu(self, approximate: str = "none") -> Any:
-        return apply(ops.Gelu(approximate), self)
+        return apply(ops.Gelu(approximate), floating_kernel("gelu", self))
 
     def square(self) -> Any:
-        return self * self
+        return self * self if self.dtype != np.bool_ else self.long() * self.long()
 
     def reciprocal(self) -> Any:
         return 1 / self
 
     @numpy_names
     def softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = _floating_input(self if dtype is None else self.to(dtype))
+        x = self if dtype is None else self.to(dtype)
+        if _valid_dim(dim, x.ndim):  # PyTorch checks dim first (the op words that error)
+            floating_kernel("softmax", x)
         return apply(ops.Softmax(dim), x)
 
     @numpy_names
     def log_softmax(self, dim: int = -1, dtype: Any = None) -> Any:
-        x = _floating_input(self if dtype is None else self.to(dtype))
+        x = self if dtype is None else self.to(dtype)
+        if _valid_dim(dim, x.ndim):
+            floating_kernel("log_softmax", x)
         return apply(ops.LogSoftmax(dim), x)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:
@@ -152,10 +161,10 @@ class MathMethods:
         return self**exponent
 
     def maximum(self, other: Any) -> Any:
-        return binary(ops.Maximum, self, other)
+        return binary(ops.Maximum, self, _tensor_argument("maximum", other))
 
     def minimum(self, other: Any) -> Any:
-        return binary(ops.Minimum, self, other)
+        return binary(ops.Minimum, self, _tensor_argument("minimum", other))
 
     def where(self, condition: Any, other: Any) -> Any:
         """``self`` where ``condition`` holds, else ``other`` (PyTorch's ``x.where(c, y)``)."""
@@ -165,7 +174,9 @@ class MathMethods:
         """``value`` where ``mask`` (a bool tensor, broadcast) is True, else ``self``."""
         mask_array = mask._data if isinstance(mask, engine.Tensor) else np.asarray(mask)
         if mask_array.dtype != np.bool_:
-            raise TypeError(f"masked_fill: mask must be a bool tensor, got {mask_array.dtype}")
+            raise backend.DtypeError(
+                f"masked_fill: mask must be a bool tensor, got {mask_array.dtype}"
+            )
         if isinstance(value, engine.Tensor) and value.ndim:
             raise RuntimeError(
                 f"masked_fill: value must be a number or a 0-d tensor, got shape {value.shape}"
@@ -175,11 +186,17 @@ class MathMethods:
 
     # ----------------------------------------------------------------- arithmetic by name
     def add(self, other: Any, alpha: float = 1) -> Any:
-        return self + (other if alpha == 1 else other * alpha)
+        alpha = _check_alpha("add", self, other, alpha)
+        if alpha is True or alpha == 1:
+            return self + other
+        out = self + other * alpha  # in PyTorch's dtype for self + other: bool * 2 is int64
+        dtype = backend.result_type(self._data, _raw(engine.operand(other)))
+        return out if out.dtype == dtype else out.to(dtype)
 
     def sub(self, other: Any, alpha: float = 1) -> Any:
         if alpha != 1:  # other * alpha would make a bool a number that Sub no longer refuses
             ops.Sub.refuse_bools("sub", self, other)
+        _check_alpha("sub", self, other, alpha)
         return self - (other if alpha == 1 else other * alpha)
 
     subtract = sub
@@ -196,11 +213,7 @@ class MathMethods:
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
-        dtype = backend.result_type(self._data, _raw(other))
-        check_integer_divisor("div", dtype, other)
-        quotient = (self / other).detach()
-        rounded = np.floor(quotient._data) if rounding_mode == "floor" else np.trunc(quotient._data)
-        return wrap(rounded.astype(dtype))
+        return rounded_division(self, other, rounding_mode)
 
     divide = true_divide = div
 
@@ -211,7 +224,7 @@ class MathMethods:
         """Matrix product of two 2-D tensors (no broadcasting, as PyTorch's ``mm``)."""
         _check_ndim("mm", self, 2, "self")
         _check_ndim("mm", mat2, 2, "mat2")
-        return self @ mat2
+        return self @ mat2  # @ refuses mixed dtypes
 
     def bmm(self, mat2: Any) -> Any:
         """Batched matrix product of two 3-D tensors with the same batch size."""
@@ -258,44 +271,65 @@ class MathMethods:
         return wrap(np.logical_not(self._data))
 
     def logical_and(self, other: Any) -> Any:
-        return wrap(np.logical_and(self._data, _raw(other)))
+        return _logical(np.logical_and, self, other)
 
     def logical_or(self, other: Any) -> Any:
-        return wrap(np.logical_or(self._data, _raw(other)))
+        return _logical(np.logical_or, self, other)
 
     def logical_xor(self, other: Any) -> Any:
-        return wrap(np.logical_xor(self._data, _raw(other)))
+        return _logical(np.logical_xor, self, other)
 
+    # piecewise constant: the result requires grad, and the gradient is 0 (PyTorch's)
     def sign(self) -> Any:
-        return wrap(np.sign(self._data))
+        return apply(ops.Rounding("sign", _sign), self)
 
     def floor(self) -> Any:
-        return wrap(np.floor(self._data))
+        return apply(
+            ops.Rounding("floor", _integers_unchanged(np.floor)), no_bool_kernel("floor", self)
+        )
 
     def ceil(self) -> Any:
-        return wrap(np.ceil(self._data))
+        return apply(
+            ops.Rounding("ceil", _integers_unchanged(np.ceil)), no_bool_kernel("ceil", self)
+        )
 
     def round(self, decimals: int = 0) -> Any:
-        return wrap(np.round(self._data, decimals))
+        if decimals and self.dtype.kind != "f":  # PyTorch rounds integers to digits only whole
+            raise NotImplementedError(f'"round" with decimals not implemented for {self.dtype}')
+
+        def round_half_even(x: np.ndarray) -> np.ndarray:
+            return x.copy() if x.dtype.kind in "biu" and decimals >= 0 else np.round(x, decimals)
+
+        return apply(ops.Rounding("round", round_half_even), no_bool_kernel("round", self))
 
     def trunc(self) -> Any:
-        return wrap(np.trunc(self._data))
+        return apply(
+            ops.Rounding("trunc", _integers_unchanged(np.trunc)), no_bool_kernel("trunc", self)
+        )
 
     def equal(self, other: Any) -> bool:
         """True when ``other`` has the same shape and elements (PyTorch's ``equal``)."""
-        other_array = _raw(other)
+        other_array = _raw(_tensor_argument("equal", other))
         return bool(np.shape(other_array) == self.shape and np.array_equal(self._data, other_array))
 
     def allclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> bool:
-        return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
+        _same_dtype("allclose", self, _tensor_argument("allclose", other))
+        try:
+            return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
+        except ValueError as exc:  # a failed broadcast
+            raise engine.named_error("allclose", exc) from exc
 
     def isclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> Any:
         """Elementwise ``|self − other| ≤ atol + rtol·|other|`` (a bool tensor, no gradient)."""
-        return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
+        _same_dtype("isclose", self, _tensor_argument("isclose", other))
+        try:
+            return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
+        except ValueError as exc:
+            raise engine.named_error("isclose", exc) from exc
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """The indices of the nonzero elements: a (count, ndim) int64 tensor, or with
@@ -324,8 +358,8 @@ class MathMethods:
     # ----------------------------------------------------------------- reductions
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
-        return apply(ops.Sum(_all_if_empty(dim), keepdim), x)
+        x = self if dtype is None else _reduction_input("sum", self, dtype, dim)
+        return _in_dtype(apply(ops.Sum(_all_if_empty(dim), keepdim), x), dtype)
 
     @numpy_names
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
@@ -354,7 +388,10 @@ class MathMethods:
         *,
         correction: int | None = None,
     ) -> Any:
-        """Variance; ``correction=1`` (the default, as ``unbiased=True``) divides by N − 1."""
+        """Variance; ``correction=1`` (the default, as ``unbiased=True``) divides by N − 1.
+        ``var(True)`` is ``var(unbiased=True)``, as in PyTorch."""
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
         _floating("var", self)
         correction = _correction(unbiased, correction)
         return apply(ops.Var(_all_if_empty(dim), keepdim, correction), self)
@@ -369,6 +406,8 @@ class MathMethods:
         correction: int | None = None,
     ) -> Any:
         """Standard deviation; its gradient is 0 where it is 0 (a constant slice)."""
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
         _floating("std", self)
         correction = _correction(unbiased, correction)
         return apply(ops.Std(_all_if_empty(dim), keepdim, correction), self)
@@ -384,17 +423,20 @@ class MathMethods:
         return apply(ops.Norm(p, _all_if_empty(dim), keepdim), self)
 
     @numpy_names
-    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return apply(ops.LogSumExp(dim, keepdim), _floating_input(self))
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+        """``log(sum(exp(x)))`` over ``dim`` (required, as in PyTorch), computed stably."""
+        return apply(ops.LogSumExp(_all_if_empty(dim), keepdim), _floating_input(self))
 
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The maximum over ``dim``; tied maxima share the gradient evenly."""
+        _nonempty_dims("amax", self, dim)
         return apply(ops.Max(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def amin(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The minimum over ``dim``; tied minima share the gradient evenly."""
+        _nonempty_dims("amin", self, dim)
         return apply(ops.Min(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
@@ -434,11 +476,15 @@ class MathMethods:
     @numpy_names
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Index of the maximum (int64, no gradient); of the flattened tensor without dim."""
-        return _index_reduction(np.argmax, self, dim, keepdim)
+        return _index_reduction(
+            np.argmax, no_bool_kernel("argmax", self, RuntimeError), dim, keepdim
+        )
 
     @numpy_names
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _index_reduction(np.argmin, self, dim, keepdim)
+        return _index_reduction(
+            np.argmin, no_bool_kernel("argmin", self, RuntimeError), dim, keepdim
+        )
 
     @numpy_names
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -450,14 +496,19 @@ class MathMethods:
 
     @numpy_names
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else self.to(dtype)
-        return apply(ops.Cumsum(dim), x)
+        x = self if dtype is None else _reduction_input("cumsum", self, dtype, dim)
+        return _in_dtype(apply(ops.Cumsum(dim), x), dtype)
 
     @numpy_names
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "argsort")
         data = self._data if self.ndim else self._data.reshape(1)
-        order = np.argsort(_descending_key(data) if descending else data, axis=axis, kind="stable")
+        if descending and data.dtype.kind == "f" and np.isnan(data).any():
+            # PyTorch orders NaN as the largest value: first when descending
+            order = np.lexsort((_descending_key(data), ~np.isnan(data)), axis=axis)
+        else:
+            key = _descending_key(data) if descending else data
+            order = np.argsort(key, axis=axis, kind="stable")
         return wrap(order.reshape(self.shape))
 
     @numpy_names
@@ -472,6 +523,7 @@ class MathMethods:
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
         """The ``k`` largest (or smallest) elements along ``dim``, and their indices."""
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "topk")
+        no_bool_kernel("topk", self, RuntimeError)
         size = self.shape[axis] if self.ndim else 1
         if not 0 <= k <= size:
             raise RuntimeError(f"topk: k ({k}) is out of range for dimension {axis} of size {size}")
@@ -1116,7 +1168,7 @@ class MathMethods:
             raise RuntimeError(
                 f"cross: shapes {self.shape} and {other.shape} do not broadcast"
             ) from exc
-        a, b = self.expand(*shape), other.expand(*shape)
+        a, b = self.expand(shape), other.expand(shape)
         if dim is None:
             dims = [d for d, n in enumerate(shape) if n == 3]
             if not dims:
@@ -1166,10 +1218,97 @@ def _floating_input(x: Any) -> Any:
     return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
 
 
-def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
-    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning)."""
-    if dtype.kind != "f" and np.any(np.asarray(_raw(divisor)) == 0):
+def floating_kernel(name: str, x: Any) -> Any:
+    """``x``, where PyTorch computes ``name`` for floating tensors only (softmax, gelu, elu,
+    ...): an integer or bool tensor is its NotImplementedError, not a silent cast."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{name}" not implemented for {x.dtype} tensors (PyTorch has no integer or bool '
+            f"kernel for it; convert with .float())"
+        )
+    return x
+
+
+def no_bool_kernel(name: str, x: Any, error: type[Exception] = NotImplementedError) -> Any:
+    """``x`` (a tensor, or the dtype of a result), where PyTorch has no bool kernel for
+    ``name`` (abs, floor, argmax, ``//`` and ``%`` of bools, ...)."""
+    if getattr(x, "dtype", x) == np.bool_:
+        raise error(f'"{name}" not implemented for bool tensors (convert with .int() or .float())')
+    return x
+
+
+def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any, dividend: Any = None) -> None:
+    """PyTorch's error for an integer ``//`` or ``%`` by zero (NumPy gives 0 and a warning);
+    none where the result has no element (PyTorch computes nothing)."""
+    if dtype.kind == "f":
+        return
+    if dividend is not None:
+        try:
+            if 0 in np.broadcast_shapes(np.shape(dividend), np.shape(divisor)):
+                return
+        except ValueError:
+            return  # the op itself reports the shapes
+    if np.any(np.asarray(_raw(divisor)) == 0):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+
+def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
+    """``x % y`` (``ops.Remainder``) or ``fmod`` (``ops.Fmod``) with PyTorch's promotion and
+    its error for an integer divisor of 0; differentiable (1 with respect to ``x``)."""
+    ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
+    if ax is NotImplemented or ay is NotImplemented:
+        return NotImplemented
+    dtype = backend.result_type(ax, ay)
+    no_bool_kernel(op_type.name, dtype)
+    check_integer_divisor(op_type.name, dtype, ay, ax)
+    return binary(op_type, x, y)
+
+
+def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:
+    """``x / y`` rounded down (``//``, ``div(rounding_mode="floor")``) or towards zero, in
+    PyTorch's result dtype, exact for integers; its gradient is 0, as PyTorch's ``div``."""
+    x, y = engine.operand(x), engine.operand(y)
+    if x is NotImplemented or y is NotImplemented:
+        return NotImplemented
+    dtype = backend.result_type(_raw(x), _raw(y))
+    no_bool_kernel(f"div_{rounding_mode}", dtype)
+    check_integer_divisor("div", dtype, _raw(y), _raw(x))
+    x, y = engine._cast(x, dtype), engine._cast(y, dtype)
+    divide = _floor_divide if rounding_mode == "floor" else _trunc_divide
+    return apply(ops.Rounding(f"div_{rounding_mode}", divide), x, y)
+
+
+def _floor_divide(x: Any, y: Any) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):  # a float 0 divisor: ±inf or NaN
+        return np.asarray(np.floor_divide(x, y))
+
+
+def _trunc_divide(x: Any, y: Any) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.result_type(x, y).kind == "f":
+            return np.asarray(np.trunc(np.true_divide(x, y)))
+        quotient = np.asarray(np.floor_divide(x, y))  # integers: exact, then towards zero
+        inexact = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
+        return quotient + inexact.astype(quotient.dtype)
+
+
+def _integers_unchanged(function: Any) -> Any:
+    """``function`` (floor, ceil, trunc) for floats; integers are already whole (NumPy would
+    return them as float64)."""
+
+    def rounded(x: np.ndarray) -> np.ndarray:
+        return x.copy() if x.dtype.kind in "biu" else function(x)
+
+    rounded.__name__ = function.__name__
+    return rounded
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: 0 for NaN, a bool tensor unchanged (NumPy has no bool loop)."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out) if out.dtype.kind == "f" else out
 
 
 def _triangle(x: Any, keep: Any, name: str, diagonal: int) -> np.ndarray:
@@ -1190,6 +1329,84 @@ def _bound(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value
     return backend.scalar_operand(value)
+
+
+def check_matmul_dtypes(x: Any, y: Any) -> None:
+    """PyTorch's refusal of a matrix product of two dtypes (``mm``, ``bmm``, ``matmul``,
+    ``dot``, ``@``): the product is computed in one dtype, and a float32 model fed float64
+    data is a bug to report, not to promote silently."""
+    x_dtype, y_dtype = (getattr(_raw(v), "dtype", None) for v in (x, y))
+    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
+        raise backend.DtypeError(
+            f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
+            f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
+        )
+
+
+def _reduction_input(name: str, x: Any, dtype: Any, dim: Any) -> Any:
+    """``x`` in a reduction's ``dtype=``; PyTorch refuses an integer one for a tensor that
+    requires grad (the gradient would have nowhere to go)."""
+    target = backend.as_dtype(dtype)
+    if dim is not None:  # PyTorch checks the dims first
+        reduction_axes(_all_if_empty(dim), x.ndim, name)
+    if x.requires_grad and grad_mode.is_grad_enabled() and not backend.is_floating(target):
+        raise RuntimeError(f"{name}: autograd does not support dtype {target} (x requires grad)")
+    return x.to(target)
+
+
+def _valid_dim(dim: Any, ndim: int) -> bool:
+    return isinstance(dim, int) and -max(ndim, 1) <= dim < max(ndim, 1)
+
+
+def _in_dtype(result: Any, dtype: Any) -> Any:
+    """A reduction's result in the ``dtype=`` asked for: NumPy sums small integers in int64."""
+    return result if dtype is None or result.dtype == backend.as_dtype(dtype) else result.to(dtype)
+
+
+def _nonempty_dims(name: str, x: Any, dim: Any) -> None:
+    """PyTorch's IndexError for a maximum or minimum over a dimension of size 0 (over all
+    of an empty tensor it is a RuntimeError, from the op)."""
+    dim = _all_if_empty(dim)
+    if dim is None or x._data.size or not x.ndim:
+        return
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if isinstance(d, int) and -x.ndim <= d < x.ndim and x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size")
+
+
+def _logical(ufunc: Any, x: Any, other: Any) -> Any:
+    """``logical_and``/``or``/``xor``: a bool tensor, PyTorch's errors for bad operands."""
+    other = _raw(_tensor_argument(ufunc.__name__, other))
+    try:
+        return wrap(ufunc(x._data, other))
+    except (ValueError, TypeError) as exc:  # a failed broadcast: PyTorch's RuntimeError
+        raise engine.named_error(ufunc.__name__, exc) from exc
+
+
+def _tensor_argument(name: str, other: Any) -> Any:
+    """``other`` where PyTorch asks for a Tensor (``maximum``, ``logical_and``, ``isclose``):
+    a Python number is its TypeError, not a broadcast constant."""
+    if isinstance(other, (bool, int, float, complex, np.generic)):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    return other
+
+
+def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
+    """``alpha`` by PyTorch's rules: a float alpha needs a floating result, and a bool result
+    takes it as a bool (``add(True, True, alpha=2)`` is True, not 3)."""
+    if alpha is True or (alpha == 1 and not isinstance(alpha, float)):
+        return alpha
+    dtype = backend.result_type(_raw(x), _raw(engine.operand(other)))
+    if isinstance(alpha, bool) and dtype != np.bool_:
+        raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results, got {dtype}")
+    if isinstance(alpha, float) and dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: for integral input tensors, argument alpha must not be a floating point "
+            f"number, got {alpha}"
+        )
+    return bool(alpha) if dtype == np.bool_ else alpha
 
 
 def _check_ndim(name: str, x: Any, ndim: int, what: str) -> None:
@@ -1220,7 +1437,7 @@ def _descending_key(data: np.ndarray) -> np.ndarray:
         return ~data
     if data.dtype.kind == "u":
         return np.iinfo(data.dtype).max - data
-    return -data.astype(np.float64) if data.dtype.kind == "i" else -data
+    return ~data if data.dtype.kind == "i" else -data  # ~x = -x - 1: no overflow at the minimum
 
 
 def _is_dtype_name(value: Any) -> bool:
@@ -1289,8 +1506,9 @@ def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def _same_dtype(name: str, x: Any, y: Any) -> None:
+    """PyTorch's refusal of two dtypes where an op computes in one (``isclose``, ``mv``)."""
     if _raw(x).dtype != np.asarray(_raw(y)).dtype:
-        raise RuntimeError(
+        raise backend.DtypeError(
             f"{name}: expected both inputs to have the same dtype, but got {_raw(x).dtype} "
             f"and {np.asarray(_raw(y)).dtype}"
         )
@@ -1377,5 +1595,5 @@ def _add_product(base: Any, product: Any, beta: float, alpha: float) -> Any:
     scaled = product if alpha == 1 else product * alpha
     if beta == 0:
         shape = np.broadcast_shapes(np.shape(_raw(base)), scaled.shape)
-        return scaled if shape == scaled.shape else scaled.expand(*shape)
+        return scaled if shape == scaled.shape else scaled.expand(shape)
     return (base if beta == 1 else base * beta) + scaled

@@ -144,12 +144,12 @@ def _reduction(name: str) -> Any:
 
 def _transpose(x: Any, axes: Any = None) -> Any:
     x = as_tensor(x)
-    return x.permute(*(axes if axes is not None else range(x.ndim - 1, -1, -1)))
+    return x.permute(tuple(axes if axes is not None else range(x.ndim - 1, -1, -1)))
 
 
 def _flip(x: Any, axis: Any = None) -> Any:
     x = as_tensor(x)
-    return x.flip(*(range(x.ndim) if axis is None else np.atleast_1d(axis).tolist()))
+    return x.flip(tuple(range(x.ndim) if axis is None else np.atleast_1d(axis).tolist()))
 
 
 def _data(x: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import ops
+from tensorgrad import backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names, shape_args
 from tensorgrad.core.engine import apply, wrap
@@ -28,7 +28,9 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- reshape and view
     def reshape(self, *shape: Any) -> Any:
-        shape = _resolve(shape_args(shape), self._data.size, "reshape")
+        shape = _resolve(
+            shape_args(required(shape, "reshape", "shape")), self._data.size, "reshape"
+        )
         if shape == self.shape:
             return self
         return apply(ops.Reshape(shape), self)
@@ -36,7 +38,7 @@ class ShapeMethods:
     def view(self, *shape: Any) -> Any:
         """A view with another shape: the same memory, or an error where the data would have
         to be copied (PyTorch's rule; ``reshape`` copies when it must)."""
-        target = _resolve(shape_args(shape), self._data.size, "view")
+        target = _resolve(shape_args(required(shape, "view", "shape")), self._data.size, "view")
         out = self.reshape(target)
         if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
             raise RuntimeError(
@@ -60,13 +62,18 @@ class ShapeMethods:
         if self.ndim == 0:  # dims 0 and -1 only, as PyTorch's
             return self.reshape(1)
         if start > end:
-            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+            raise backend.ShapeError(
+                f"flatten: start_dim {start_dim} comes after end_dim {end_dim}"
+            )
         shape = self.shape
         merged = math.prod(shape[start : end + 1])
         return self.reshape((*shape[:start], merged, *shape[end + 1 :]))
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
         """Split dimension ``dim`` into ``sizes`` (one of which may be -1)."""
+        ops.normalize_axis(dim, max(self.ndim, 1), "unflatten")  # PyTorch checks dim first
+        if not self.ndim:
+            raise RuntimeError("unflatten: cannot unflatten a 0-d tensor")
         axis = ops.normalize_axis(dim, self.ndim, "unflatten")
         sizes = _resolve(shape_args((sizes,)), self.shape[axis], "unflatten")
         return self.reshape((*self.shape[:axis], *sizes, *self.shape[axis + 1 :]))
@@ -98,7 +105,7 @@ class ShapeMethods:
 
     def expand(self, *sizes: Any) -> Any:
         """A broadcast view with ``sizes`` (-1 keeps a dimension), PyTorch's ``expand``."""
-        sizes = shape_args(sizes)
+        sizes = shape_args(required(sizes, "expand", "size"))
         lead = len(sizes) - self.ndim
         if lead < 0:
             raise RuntimeError(
@@ -116,7 +123,10 @@ class ShapeMethods:
         return self.expand(other.shape)
 
     def broadcast_to(self, *shape: Any) -> Any:
-        shape = shape_args(shape)
+        """PyTorch's ``broadcast_to``: ``expand``, -1 keeping a dimension."""
+        shape = shape_args(required(shape, "broadcast_to", "size"))
+        if -1 in shape:
+            return self.expand(shape)
         if shape == self.shape:
             return self
         return apply(ops.BroadcastTo(shape), self)
@@ -124,7 +134,9 @@ class ShapeMethods:
     def repeat(self, *sizes: Any) -> Any:
         """Tile the tensor ``sizes[i]`` times along each dimension (PyTorch's ``repeat``,
         NumPy's ``tile``), composed of a reshape, a broadcast and a reshape."""
-        sizes = shape_args(sizes)
+        sizes = shape_args(required(sizes, "repeat", "repeats"))
+        if any(n < 0 for n in sizes):
+            raise RuntimeError(f"repeat: repeats cannot be negative, got {list(sizes)}")
         if len(sizes) < self.ndim:
             raise RuntimeError(
                 f"repeat: the number of repeats ({len(sizes)}) must be at least the tensor's "
@@ -135,10 +147,24 @@ class ShapeMethods:
         x = x.broadcast_to(tuple(d for r, n in zip(sizes, shape) for d in (r, n)))
         return x.reshape(tuple(r * n for r, n in zip(sizes, shape)))
 
-    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Any:
-        """Repeat each element ``repeats`` times (NumPy's ``repeat``)."""
+    def repeat_interleave(
+        self, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+    ) -> Any:
+        """Repeat each element ``repeats`` times (NumPy's ``repeat``): an int, or a tensor of
+        one count per element along ``dim``. Without ``repeats``, this tensor holds the
+        counts, and the result repeats their indices (``tg.repeat_interleave(counts)``)."""
+        if repeats is None:
+            counts = _repeat_counts(self, None)
+            return engine.wrap(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
         x = self.flatten() if dim is None else self
-        axis = 0 if dim is None else ops.normalize_axis(dim, x.ndim, "repeat_interleave")
+        axis = 0 if dim is None else ops.normalize_axis(dim, max(x.ndim, 1), "repeat_interleave")
+        if not isinstance(repeats, (int, np.integer)):
+            counts = _repeat_counts(repeats, x.shape[axis] if x.ndim else 1)
+            if counts.ndim == 0:
+                repeats = int(counts)
+            else:
+                picks = np.repeat(np.arange(counts.size), counts)
+                return x.reshape(1) if not x.ndim else x[(slice(None),) * axis + (picks,)]
         x = x.unsqueeze(axis + 1)
         target = (*x.shape[: axis + 1], repeats, *x.shape[axis + 2 :])
         return x.broadcast_to(target).flatten(axis, axis + 1)
@@ -146,7 +172,7 @@ class ShapeMethods:
     # ----------------------------------------------------------------- permutations
     def permute(self, *dims: Any) -> Any:
         """Reorder all dimensions: ``x.permute(2, 0, 1)``."""
-        dims = shape_args(dims, "dims")
+        dims = shape_args(required(dims, "permute", "dims"), "dims")
         if len(dims) != self.ndim:
             raise RuntimeError(
                 f"permute: {len(dims)} dims given for a tensor of {self.ndim} dimensions"
@@ -188,8 +214,8 @@ class ShapeMethods:
         return self.transpose(-2, -1)
 
     def flip(self, *dims: Any) -> Any:
-        dims = shape_args(dims, "dims")
-        axes = ops.normalize_axes(dims, self.ndim, "flip")
+        dims = shape_args(required(dims, "flip", "dims"), "dims")
+        axes = ops.normalize_axes(dims, max(self.ndim, 1), "flip")  # a 0-d tensor: 0 or -1
         return self[tuple(slice(None, None, -1) if i in axes else slice(None)
                           for i in range(self.ndim))]  # fmt: skip
 
@@ -211,6 +237,8 @@ class ShapeMethods:
             raise RuntimeError(
                 f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}"
             )
+        if not self.ndim and dims:
+            raise IndexError(f"roll: dimension specified as {dims[0]} but tensor has no dimensions")
         x = self
         for shift, dim in zip(shifts, dims):
             axis = ops.normalize_axis(dim, max(x.ndim, 1), "roll")
@@ -228,7 +256,7 @@ class ShapeMethods:
         if a == b:
             raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
         rest = [d for d in range(self.ndim) if d not in (a, b)]
-        x = self.permute(*rest, a, b)
+        x = self.permute((*rest, a, b))
         first, second = max(-offset, 0), max(offset, 0)
         length = max(0, min(x.shape[-2] - first, x.shape[-1] - second))
         steps = np.arange(length)
@@ -256,7 +284,7 @@ class ShapeMethods:
         if flags.dtype != np.bool_:
             raise RuntimeError(f"masked_select: expected a bool mask, got {flags.dtype}")
         shape = np.broadcast_shapes(self.shape, flags.shape)
-        x = self if tuple(self.shape) == shape else self.expand(*shape)
+        x = self if tuple(self.shape) == shape else self.expand(shape)
         return x[np.broadcast_to(flags, shape)]
 
     # ----------------------------------------------------------------- splitting
@@ -298,7 +326,11 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- indexing
     def __getitem__(self, index: Any) -> Any:
-        return apply(ops.GetItem(raw_index(index)), self)
+        index = raw_index(index)
+        split = torch_order(index)
+        if split is not None:  # integers first, then the arrays: PyTorch's dimension order
+            return apply(ops.GetItem(split[1]), apply(ops.GetItem(split[0]), self))
+        return apply(ops.GetItem(index), self)
 
     @numpy_names
     def gather(self, dim: int, index: Any) -> Any:
@@ -316,6 +348,18 @@ class ShapeMethods:
         indices = _index_array(index, "index_select")
         if indices.ndim > 1:
             raise IndexError(f"index_select: index must be 0-D or 1-D, got shape {indices.shape}")
+        size = self.shape[axis] if self.ndim else 1
+        if not self.ndim and indices.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {indices.size}"
+            )
+        if indices.size and (indices.min() < 0 or indices.max() >= size):  # no negative ones
+            raise backend.IndexRangeError(
+                f"index_select: index out of range in self: indices {indices.min()}.."
+                f"{indices.max()} for dimension {axis} of size {size}"
+            )
+        if not self.ndim:
+            return self.clone()
         return self[(slice(None),) * axis + (indices.reshape(-1),)]
 
     # ----------------------------------------------------------------- more of PyTorch's
@@ -464,7 +508,7 @@ class ShapeMethods:
                 f"masked_scatter: expected source to have at least as many elements as ones "
                 f"in mask ({count}), got {source.numel()}"
             )
-        base = self if self.shape == shape else self.expand(*shape)
+        base = self if self.shape == shape else self.expand(shape)
         return apply(ops.SetItem(flags), base, source.reshape(-1)[:count])
 
     def masked_scatter_(self, mask: Any, source: Any) -> Any:
@@ -480,7 +524,7 @@ class ShapeMethods:
         if not accumulate:
             return apply(ops.SetItem(where), self, values)
         picked = np.broadcast_to(np.zeros((), np.bool_), self.shape)[where].shape
-        values = values if values.shape == picked else values.expand(*picked)
+        values = values if values.shape == picked else values.expand(picked)
         return self + apply(ops.IndexAdd(self.shape, where), values)
 
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
@@ -517,8 +561,8 @@ class ShapeMethods:
         x_shape, i_shape = list(self.shape), list(indices.shape)
         x_shape[axis] = i_shape[axis] = 1
         common = list(_broadcast("take_along_dim", tuple(x_shape), tuple(i_shape)))
-        x = self.expand(*common[:axis], self.shape[axis], *common[axis + 1 :])
-        picked = indices.expand(*common[:axis], indices.shape[axis], *common[axis + 1 :])
+        x = self.expand((*common[:axis], self.shape[axis], *common[axis + 1 :]))
+        picked = indices.expand((*common[:axis], indices.shape[axis], *common[axis + 1 :]))
         return x.gather(axis, picked)
 
     def argwhere(self) -> Any:
@@ -529,7 +573,7 @@ class ShapeMethods:
         dimensions are padded with 1s in front (unlike ``repeat``)."""
         dims = shape_args(dims, "dims")
         dims = (1,) * (self.ndim - len(dims)) + tuple(dims)
-        return self.repeat(*dims)
+        return self.repeat(dims)
 
     def movedim(self, source: Any, destination: Any) -> Any:
         """Move the dimensions ``source`` to the positions ``destination``, the others keeping
@@ -555,7 +599,7 @@ class ShapeMethods:
         order = [d for d in range(self.ndim) if d not in src]
         for d, s in sorted(zip(dst, src)):
             order.insert(d, s)
-        return self.permute(*order)
+        return self.permute(order)
 
     moveaxis = movedim
 
@@ -667,8 +711,56 @@ def raw_index(index: Any) -> Any:
     if isinstance(index, tuple):
         return tuple(map(_raw_part, index))
     if isinstance(index, list):
-        return np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
+        array = np.asarray([i._data if isinstance(i, engine.Tensor) else i for i in index])
+        return array.astype(np.int64) if array.size == 0 else array  # t[[]]: no element
     return index
+
+
+def torch_order(index: Any) -> tuple[tuple, tuple] | None:
+    """PyTorch's reading of an index that mixes integers with index arrays separated by a
+    slice, None or Ellipsis, as two NumPy indices to apply one after the other; None where
+    NumPy's reading is PyTorch's.
+
+    PyTorch selects the integers first, then indexes with the arrays, so ``x[0, :, [0, 1]]``
+    of a (2, 3, 4) tensor is (3, 2); NumPy counts the integer as one more index array,
+    separated from the other by the slice, and puts the indexed dimensions first: (2, 3).
+    Where the integers and arrays stand side by side the two readings agree.
+    """
+    if not isinstance(index, tuple):
+        return None
+    kinds = [_index_kind(part) for part in index]
+    if "int" not in kinds or "array" not in kinds or "other" in kinds:
+        return None
+    picked = [i for i, kind in enumerate(kinds) if kind in ("int", "array")]
+    if picked[-1] - picked[0] + 1 == len(picked):  # side by side: NumPy's order is PyTorch's
+        return None
+    select: list[Any] = []
+    arrays: list[Any] = []
+    for part, kind in zip(index, kinds, strict=True):
+        if kind == "array":
+            part = np.asarray(part)
+            width = part.ndim if part.dtype == np.bool_ else 1
+            select.extend([slice(None)] * width)
+            arrays.append(part)
+        elif kind == "int":
+            select.append(part)
+        else:  # a slice, None or Ellipsis: applied by the first index, kept whole by the second
+            select.append(part)
+            arrays.append(Ellipsis if part is Ellipsis else slice(None))
+    return tuple(select), tuple(arrays)
+
+
+def _index_kind(part: Any) -> str:
+    """'int', 'array' (an index array or list), 'basic' (slice, None, Ellipsis) or 'other'."""
+    if isinstance(part, (bool, np.bool_)):
+        return "other"
+    if isinstance(part, (int, np.integer)):
+        return "int"
+    if part is None or part is Ellipsis or isinstance(part, slice):
+        return "basic"
+    if isinstance(part, (np.ndarray, list)):
+        return "array" if np.ndim(part) else "other"
+    return "other"
 
 
 def _raw_part(part: Any) -> Any:
@@ -679,6 +771,33 @@ def _raw_part(part: Any) -> Any:
     if isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind == "i":
         return int(array)
     return array
+
+
+def required(args: tuple, name: str, what: str) -> tuple:
+    """``args`` (a method's ``*sizes``), refusing none at all as PyTorch does:
+    ``x.reshape()`` is a TypeError, not a reshape to ``()`` (that is ``x.reshape(())``)."""
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
+    return args
+
+
+def _repeat_counts(repeats: Any, length: int | None) -> np.ndarray:
+    """``repeat_interleave``'s counts: a 0-d or 1-D integer tensor (one per element, or one
+    for all), non-negative."""
+    counts = repeats._data if isinstance(repeats, engine.Tensor) else np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise RuntimeError(
+            f"repeat_interleave: repeats must be a 0-d or 1-D integer tensor, got "
+            f"{counts.dtype} of shape {counts.shape}"
+        )
+    if length is not None and counts.ndim == 1 and counts.size not in (1, length):
+        raise RuntimeError(
+            f"repeat_interleave: repeats must have the same size as input along dim, got "
+            f"{counts.size} for a dimension of size {length}"
+        )
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    return counts.reshape(()) if counts.size == 1 and length is not None else counts
 
 
 def _index_array(index: Any, name: str) -> np.ndarray:

@@ -23,10 +23,15 @@ from tensorgrad import backend, ops
 from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, shape_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
-from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
+from tensorgrad.core.math_methods import (
+    MathMethods,
+    check_matmul_dtypes,
+    remainder,
+    rounded_division,
+)
 from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
-from tensorgrad.core.shape_methods import ShapeMethods, raw_index
+from tensorgrad.core.shape_methods import ShapeMethods, raw_index, torch_order
 
 
 class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
@@ -323,8 +328,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
-        if self._data.size != 1:
-            raise RuntimeError(
+        if self._data.size != 1:  # PyTorch: RuntimeError here, ValueError in float(t): both
+            raise backend.ShapeError(
                 f"item: a Tensor with {self._data.size} elements cannot be converted to a "
                 f"Python number (shape {self.shape})"
             )
@@ -475,21 +480,24 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return binary(ops.Pow, base, self)
 
     def __matmul__(self, other: Any) -> Tensor:
+        check_matmul_dtypes(self, other)
         return binary(ops.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
+        check_matmul_dtypes(other, self)
         return binary(ops.MatMul, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return self.div(other, rounding_mode="floor")
+        return rounded_division(self, other, "floor")
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return engine.as_tensor(other).div(self, rounding_mode="floor")
+        return rounded_division(other, self, "floor")
 
     def __mod__(self, other: Any) -> Tensor:
-        other_data = other._data if isinstance(other, Tensor) else other
-        check_integer_divisor("remainder", backend.result_type(self._data, other_data), other_data)
-        return wrap(np.mod(self._data, other_data))
+        return remainder(ops.Remainder, self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return remainder(ops.Remainder, other, self)
 
     def __neg__(self) -> Tensor:
         return apply(ops.Neg(), self)
@@ -498,7 +506,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self
 
     def __abs__(self) -> Tensor:
-        return apply(ops.Abs(), self)
+        return self.abs()
 
     # comparisons give bool tensors and carry no gradient
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -527,6 +535,28 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def __xor__(self, other: Any) -> Tensor:
         return _compare(np.bitwise_xor, self, other)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _compare(np.left_shift, self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _compare(np.right_shift, self, other)
+
+    # a number on the left: 2 & t, 2 << t
+    def __rand__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_and, other, self)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_or, other, self)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _compare(np.bitwise_xor, other, self)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _compare(np.left_shift, other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _compare(np.right_shift, other, self)
 
     def __invert__(self) -> Tensor:
         if self.dtype.kind == "f":
@@ -666,7 +696,16 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         value = _inplace_operand(value)
         if isinstance(value, Tensor) and value.dtype != self.dtype:
             value = value.to(self.dtype)
-        engine.inplace_setitem(self, raw_index(index), value)
+        shape = np.shape(value)
+        if shape and shape[0] == 1:  # PyTorch drops a value's leading 1s: y[0] = tensor([7])
+            lead = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+            value = value.reshape(shape[lead:])
+        index = raw_index(index)
+        split = torch_order(index)
+        if split is not None:  # PyTorch's order: write through the view the integers select
+            self[split[0]][split[1]] = value
+            return
+        engine.inplace_setitem(self, index, value)
 
 
 engine.register_tensor_type(Tensor)
@@ -700,11 +739,32 @@ def _inplace_operand(value: Any, alpha: float = 1) -> Any:
     return value if alpha == 1 else value * alpha
 
 
-def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:
-    y = engine.operand(y)
-    if y is NotImplemented:
+def _random_fill_check(name: str, tensor: Tensor) -> None:
+    if tensor.dtype.kind != "f":
+        raise RuntimeError(f"{name}: only floating-point tensors can be filled, got {tensor.dtype}")
+
+
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift)
+
+
+def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
+    """``ufunc(x, y)`` without gradient (a comparison, a bitwise op); one of the two is a
+    Tensor, the other any operand."""
+    x, y = engine.operand(x), engine.operand(y)
+    if x is NotImplemented or y is NotImplemented:
         return NotImplemented
-    a, y = x._data, y._data if isinstance(y, Tensor) else y
+    a, y = x._data if isinstance(x, Tensor) else x, y._data if isinstance(y, Tensor) else y
+    if ufunc in _BITWISE:  # PyTorch: shapes first, then no float kernel (nor bool shifts)
+        try:
+            np.broadcast_shapes(np.shape(a), np.shape(y))
+        except ValueError as exc:
+            raise engine.named_error(ufunc.__name__, exc) from exc
+        kind = backend.result_type(a, y).kind
+        if kind == "f" or (kind == "b" and ufunc in _BITWISE[3:]):
+            raise NotImplementedError(
+                f'{ufunc.__name__}: "{ufunc.__name__}" not implemented for '
+                f"{backend.result_type(a, y)} tensors"
+            )
     if backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
         dtype = backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
         if dtype != np.result_type(a, y):  # compared in float32, where the two are equal

@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from tensorgrad.backend import ShapeError
+
 
 class Op(ABC):
     """One differentiable primitive: forward on arrays, backward as a VJP."""
@@ -188,7 +190,7 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
             )
         result.append(int(a) % ndim)
     if len(set(result)) != len(result):
-        raise ValueError(f"{op}: repeated axis in {axis!r}")
+        raise ShapeError(f"{op}: repeated axis in {axis!r}")  # PyTorch's RuntimeError
     return tuple(sorted(result))
 
 

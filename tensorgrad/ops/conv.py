@@ -535,5 +535,3 @@ class ConvTranspose2d(Op):
             None if tw is None else plain.forward(x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )
-
-

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.backend import ShapeError
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
@@ -126,6 +127,32 @@ class Div(Op):
         return add_tangents(None if tx is None else tx / y, None if ty is None else -ty * out / y)
 
 
+class Rounding(Op):
+    """A piecewise-constant function of ``x`` (floor, ceil, round, trunc, sign, a rounded
+    division): its gradient is 0 wherever it is defined, which is how PyTorch takes it
+    (the result requires grad, and backward through it gives zeros)."""
+
+    uses_inputs = False
+
+    def __init__(self, name: str, function: Any):
+        self.name, self.function = name, function
+
+    def forward(self, *inputs):
+        return self.function(*inputs)
+
+    def scalar_forward(self, *inputs):  # constants: the scalar engine sees no slope either
+        return self.function(*(object_arrays.values_of(x) for x in inputs))
+
+    def jvp(self, tangents, out, *inputs):
+        return None  # a zero tangent
+
+    def backward(self, grad, out, *inputs):
+        return tuple(
+            np.zeros(shape_of(x), grad.dtype) if needed else None
+            for x, needed in zip(inputs, self.needs_input_grad, strict=True)
+        )
+
+
 class Neg(Op):
     uses_inputs = False
 
@@ -140,11 +167,14 @@ class Neg(Op):
         return -tangents[0]
 
 
-def _log_of_base(x: Any) -> Any:
-    """``log x`` as the exponent's slope of ``x ** y`` uses it: 0 where x = 0 (PyTorch's
-    convention: no slope there), NaN where x < 0."""
+def _log_of_base(x: Any, y: Any) -> Any:
+    """``log x`` as the exponent's slope of ``x ** y`` uses it: where x = 0, 0 for y ≥ 0
+    (PyTorch's convention: no slope there) and −inf for y < 0 (x^y is inf there: the slope
+    x^y·log x is −inf, PyTorch's too); NaN where x < 0. Picked with np.where, so nothing
+    warns of 0·log 0."""
     positive = x > 0
-    return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan))
+    at_zero = np.where(np.asarray(y) >= 0, 0.0, -np.inf)
+    return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, at_zero, np.nan))
 
 
 def _power(x: Any, y: Any) -> Any:
@@ -152,6 +182,8 @@ def _power(x: Any, y: Any) -> Any:
     calls ``pow`` per element for them (``x ** 3.0`` takes some 100 times ``x * x * x``; GELU's
     tanh form has one)."""
     if type(x) is np.ndarray and x.dtype.kind == "f" and type(y) in (int, float):
+        if y == 2:
+            return x * x
         if y == 3:
             return x * x * x
         if y == 4:
@@ -165,7 +197,7 @@ class Pow(Op):
 
     Conventions (PyTorch's): an exponent of 0 gives the base a zero gradient (even at x = 0,
     where ``y·x^(y−1)`` would be 0·∞); the gradient with respect to the exponent is 0 where
-    x = 0, and NaN where x < 0.
+    x = 0 and y ≥ 0, −inf where x = 0 and y < 0, and NaN where x < 0.
     """
 
     uses_output = True
@@ -174,9 +206,22 @@ class Pow(Op):
         return needs[1]  # only the exponent's gradient, x**y · log x, reads it
 
     def forward(self, x, y):
-        if type(y) is int and y < 0 and x.dtype.kind in "biu":  # NumPy checks only elements
-            raise ValueError("pow: Integers to negative integer powers are not allowed.")
-        return _power(x, y)
+        x_dtype, y_dtype = np.result_type(x), np.result_type(y)
+        if type(y) is int and y < 0 and x_dtype.kind in "biu":  # NumPy checks only elements
+            raise ShapeError("pow: Integers to negative integer powers are not allowed.")
+        if x_dtype == np.bool_ and y_dtype == np.bool_:  # NumPy has no bool loop: x or not y
+            if isinstance(y, np.ndarray):  # PyTorch: a bool tensor exponent has no kernel
+                raise NotImplementedError('pow: "pow" not implemented for bool tensors')
+            return np.logical_or(x, np.logical_not(y))
+        if x_dtype.kind in "iu" and y_dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+            # an integer tensor exponent may be negative (PyTorch's): 1 and -1 keep a
+            # magnitude of 1, every other base gives 0 (NumPy refuses)
+            magnitude = x ** np.abs(y)
+            odd = np.asarray(y) % 2 == 1
+            small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+            return np.where(np.asarray(y) < 0, small, magnitude).astype(magnitude.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 is inf, (-1) ** 0.5 NaN
+            return _power(x, y)
 
     def scalar_forward(self, x, y):
         if object_arrays.holds_values(y):  # no value ** value: exp(y log x), for x > 0
@@ -184,6 +229,10 @@ class Pow(Op):
         return self.forward(x, y)
 
     def backward(self, grad, out, x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):  # PyTorch warns of nothing here
+            return self._vjp(grad, out, x, y)
+
+    def _vjp(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         dx = dy = None
         if nx:
@@ -194,7 +243,8 @@ class Pow(Op):
                 base = np.where(zero, 1.0, x)
                 dx = sum_to(np.where(zero, 0.0, grad * (y * base ** (y - 1))), shape_of(x))
         if ny:
-            dy = sum_to(grad * out * _log_of_base(x), shape_of(y))
+            # grad 0 times −inf (0 ** -1): NaN, as in PyTorch
+            dy = sum_to(grad * (out * _log_of_base(x, y)), shape_of(y))
         return dx, dy
 
     def jvp(self, tangents, out, x, y):
@@ -207,18 +257,8 @@ class Pow(Op):
                 zero = y == 0
                 dx = np.where(zero, 0.0, tx * (y * np.where(zero, 1.0, x) ** (y - 1)))
         if ty is not None:
-            dy = ty * out * _log_of_base(x)
+            dy = ty * (out * _log_of_base(x, y))
         return add_tangents(dx, dy)
-
-
-def _power(x: Any, y: Any) -> Any:
-    """``x ** y``, by repeated products for a Python exponent of 2 or 3 (``tanh``-GELU's
-    ``x ** 3``): NumPy computes float powers with ``pow``, over a hundred times slower than
-    two products, and PyTorch's kernels multiply too. Other exponents go to ``**``."""
-    if type(x) is np.ndarray and x.dtype.kind == "f" and type(y) in (int, float) and y in (2, 3):
-        square = x * x
-        return square if y == 2 else square * x
-    return x**y
 
 
 class Exp(Op):
@@ -296,13 +336,17 @@ class Sqrt(Op):
 
 
 class Abs(Op):
-    """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses)."""
+    """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses), and at NaN
+    too (PyTorch's sign of NaN)."""
 
     def forward(self, x):
         return np.abs(x)
 
     def backward(self, grad, out, x):
-        return (grad * np.sign(x),)
+        slope = np.sign(x)
+        if slope.dtype.kind == "f" and type(slope) is np.ndarray:
+            np.nan_to_num(slope, copy=False, nan=0.0)
+        return (grad * slope,)
 
     def jvp(self, tangents, out, x):
         return tangents[0] * np.sign(x)

@@ -47,7 +47,8 @@ def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, ne
     dx = threads.matmul(grad, weight) if need_dx else None
     if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
         out_features, in_features = weight.shape
-        grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
+        batch = int(np.prod(grad.shape[:-1]))  # not -1: a size-0 feature axis leaves it open
+        grad, x = grad.reshape(batch, out_features), x.reshape(batch, in_features)
     dw = threads.matmul(grad.T, x) if need_dw else None
     if need_db:  # on arrays, the ufunc itself (``sum`` goes through a Python wrapper)
         db = np.add.reduce(grad, 0) if type(grad) is np.ndarray else grad.sum(axis=0)

@@ -495,7 +495,7 @@ class AdaptiveAvgPool2d(Op):
                 f"adaptive_avg_pool2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
                 f"got shape {shape}"
             )
-        if 0 in shape[1:]:
+        if 0 in shape[2:]:  # no channels is fine: nothing to pool (PyTorch's too)
             raise ValueError(
                 f"adaptive_avg_pool2d: input of shape {shape} is empty in a non-batch dimension"
             )

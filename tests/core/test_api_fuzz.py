@@ -504,7 +504,13 @@ test_binary, test_binary_slow = fuzz(_binary)
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 def test_integer_division_by_zero_raises(dtype: str) -> None:
     """Found by the fuzz: ``int_tensor // 0`` (and ``% 0``) gave NumPy's 0 with a warning;
-    PyTorch raises, as integer arithmetic has no inf."""
+    PyTorch raises, as integer arithmetic has no inf (and has no bool kernel at all)."""
+    if dtype == "bool":
+        x = tg.tensor([True, False])
+        for divide in (lambda: x // x, lambda: x % x, lambda: x.div(x, rounding_mode="trunc")):
+            with pytest.raises(NotImplementedError, match="not implemented for bool"):
+                divide()
+        return
     x = tg.tensor(np.array([1, 2, 0]).astype(dtype))
     zero = tg.tensor(np.array([1, 0, 1]).astype(dtype))
     for divide in (lambda: x // 0, lambda: x // zero, lambda: x % 0, lambda: x % zero,
@@ -572,7 +578,7 @@ def _reduce_ref(name: str, a: np.ndarray, dim: Any, keepdim: bool) -> Any:
     if name == "log_softmax" and dim is None:
         raise Invalid
     axes = ref_axes(dim, a.ndim, tuples=not single)
-    if isinstance(dim, tuple) and not dim and name != "logsumexp":
+    if isinstance(dim, tuple) and not dim:
         raise Either()  # dim=(): PyTorch reduces everything (see the xfail below)
     count = math.prod(a.shape[i] for i in axes)
     if name == "sum":
@@ -596,7 +602,7 @@ def _reduce_ref(name: str, a: np.ndarray, dim: Any, keepdim: bool) -> Any:
         out = e / np.sum(e, axis=axes, keepdims=True)
         out = (np.log(out) if name == "log_softmax" else out).astype(floating(a).dtype)
         if a.dtype.kind != "f":
-            raise Either(out)  # PyTorch: not implemented for integers; tensorgrad: float32
+            raise Invalid  # PyTorch has no integer or bool kernel (NotImplementedError)
         return out
     if count == 0 and (a.size == 0 or axes):
         raise Invalid  # the maximum of nothing
@@ -605,6 +611,8 @@ def _reduce_ref(name: str, a: np.ndarray, dim: Any, keepdim: bool) -> Any:
     if name == "amin":
         return np.min(a, axis=axes, keepdims=keepdim)
     if name == "argmax":
+        if a.dtype == np.bool_:
+            raise Invalid  # PyTorch: argmax does not support bool input
         if dim is None:
             out = np.asarray(np.argmax(a)).astype(np.int64)
             return out.reshape((1,) * a.ndim) if keepdim else out
@@ -712,16 +720,18 @@ def test_std_without_degrees_of_freedom_has_an_input_shaped_gradient(shape, dim)
     assert x.grad.shape == x.shape and x.grad.dtype == x.dtype
 
 
-def test_integer_logsumexp_and_softmax_are_float32() -> None:
-    """Found by the fuzz: logsumexp, softmax and log_softmax of an integer tensor were
-    float64 (NumPy's exp of int64); PyTorch computes logsumexp of integers in the default
-    float dtype (and tensorgrad its softmax too, where PyTorch has no integer kernel)."""
+def test_integer_logsumexp_is_float32_and_softmax_refuses_integers() -> None:
+    """Found by the fuzz: logsumexp of an integer tensor was float64 (NumPy's exp of int64);
+    PyTorch computes it in the default float dtype. softmax and log_softmax have no integer
+    kernel in PyTorch (NotImplementedError), unless ``dtype=`` asks for a float (issue 22)."""
     x = tg.tensor([1, 2, 3])
     assert x.logsumexp(0).dtype == np.float32
     assert tg.tensor([True, False]).logsumexp(0).dtype == np.float32
-    assert F.softmax(x, dim=0).dtype == np.float32
-    assert x.log_softmax(0).dtype == np.float32
-    np.testing.assert_allclose(F.softmax(x, dim=0).sum().item(), 1.0, rtol=1e-6)
+    for call in (lambda: F.softmax(x, dim=0), lambda: x.log_softmax(0)):
+        with pytest.raises(NotImplementedError, match="not implemented for int64"):
+            call()
+    assert F.softmax(x, dim=0, dtype=tg.float32).dtype == np.float32
+    np.testing.assert_allclose(x.softmax(0, dtype=tg.float64).sum().item(), 1.0, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------- shape methods
@@ -738,7 +748,9 @@ def ref_sizes(sizes: Any) -> tuple:
     return sizes
 
 
-def _reshape_ref(a: np.ndarray, shape: Any) -> np.ndarray:
+def _reshape_ref(a: np.ndarray, shape: Any, star: bool = False) -> np.ndarray:
+    if star:
+        _no_args(shape)
     shape = ref_sizes(shape)
     if sum(n == -1 for n in shape) > 1 or any(n < -1 for n in shape):
         raise Invalid
@@ -750,6 +762,12 @@ def _reshape_ref(a: np.ndarray, shape: Any) -> np.ndarray:
     if math.prod(shape) != a.size:
         raise Invalid
     return a.reshape(shape)
+
+
+def _no_args(args: Any) -> None:
+    """``x.permute()``, ``x.reshape()``: no sizes at all is PyTorch's TypeError."""
+    if isinstance(args, tuple) and not args:
+        raise Invalid
 
 
 def _permute_ref(a: np.ndarray, dims: Any) -> np.ndarray:
@@ -813,9 +831,9 @@ def _expand_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
 
 def _repeat_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
     sizes = ref_sizes(sizes)
-    if len(sizes) < a.ndim or any(n < 0 for n in sizes):
-        raise Invalid
-    return np.tile(a, sizes) if sizes else a
+    if not sizes or len(sizes) < a.ndim or any(n < 0 for n in sizes):
+        raise Invalid  # x.repeat() with no sizes is PyTorch's TypeError
+    return np.tile(a, sizes)
 
 
 def _narrow_ref(a: np.ndarray, dim: Any, start: Any, length: Any) -> np.ndarray:
@@ -880,7 +898,7 @@ def _shape_case(data: Any, a: np.ndarray) -> tuple[str, Callable, Callable]:
         )
         star = data.draw(st.booleans(), label="star")
         call = (lambda x: getattr(x, name)(*shape)) if star else (lambda x: getattr(x, name)(shape))
-        return name, call, lambda: _reshape_ref(a, shape)
+        return name, call, lambda: _reshape_ref(a, shape, star)
     if name == "transpose":
         d0, d1 = data.draw(st.one_of(dim, bad_things)), data.draw(dim)
         return (
@@ -890,7 +908,7 @@ def _shape_case(data: Any, a: np.ndarray) -> tuple[str, Callable, Callable]:
         )
     if name == "permute":
         dims = data.draw(st.one_of(st.permutations(range(nd)).map(tuple), sizes), label="dims")
-        return name, lambda x: x.permute(*dims), lambda: _permute_ref(a, dims)
+        return name, lambda x: x.permute(*dims), lambda: _no_args(dims) or _permute_ref(a, dims)
     if name == "squeeze":
         d = data.draw(st.one_of(st.none(), dim, st.lists(dim, max_size=2).map(tuple)))
         return name, lambda x: x.squeeze(d), lambda: _squeeze_ref(a, d)
@@ -906,7 +924,7 @@ def _shape_case(data: Any, a: np.ndarray) -> tuple[str, Callable, Callable]:
                 lambda lead: (*lead, *(data.draw(st.sampled_from([n, -1, 3])) for n in a.shape)))),
             label="sizes",
         )  # fmt: skip
-        return name, lambda x: x.expand(*target), lambda: _expand_ref(a, target)
+        return name, lambda x: x.expand(*target), lambda: _no_args(target) or _expand_ref(a, target)
     if name == "repeat":
         reps = data.draw(st.lists(st.integers(-1, 3), min_size=max(nd - 1, 0), max_size=nd + 1))
         reps = tuple(reps)
@@ -1179,6 +1197,8 @@ def _creation_ref(name: str, args: tuple, kwargs: dict) -> np.ndarray:
         size = args[0]
         if not isinstance(size, tuple) or any(type(n) is not int or n < 0 for n in size):
             raise Invalid
+        if kwargs.get("star") and not size:
+            raise Invalid  # zeros() with no size at all is PyTorch's TypeError
         if name == "full":
             fill = args[1]
             if isinstance(fill, str) or fill is None:
@@ -1262,7 +1282,8 @@ def _creation(data: Any) -> None:
     else:
         args = (data.draw(nested),)
         call = lambda: tg.tensor(args[0], dtype=dtype)  # noqa: E731
-    outcome(call, lambda: _creation_ref(name, args, {"dtype": dtype}), name)
+    star = name in ("zeros", "ones") and star
+    outcome(call, lambda: _creation_ref(name, args, {"dtype": dtype, "star": star}), name)
 
 
 test_creation, test_creation_slow = fuzz(_creation)

@@ -7,9 +7,13 @@ import pytest
 
 import tensorgrad as tg
 from tests.ops.registry import COVERAGE_EXEMPT, REGISTRY, cases, outputs, quiet
+from tests.tolerance import assert_sums_close
 
-#: float64 results may differ from the reference by rounding (a different but exact formula)
-TOLERANCE = {np.float64: {"rtol": 1e-10, "atol": 1e-12}, np.float32: {"rtol": 1e-5, "atol": 1e-6}}
+#: float64 results may differ from the reference by rounding (a different but exact formula);
+#: float32 ones are compared normwise, within the rounding of sums as long as the inputs (an
+#: output element of conv2d or matmul sums many products: elementwise, a cancelling element
+#: would fail by an amount that depends on the order of the terms)
+TOLERANCE = {np.float64: {"rtol": 1e-10, "atol": 1e-12}}
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
@@ -28,6 +32,11 @@ def test_forward_matches_numpy(info, sample, dtype):
         assert got.shape == np.shape(want)
         if out_dtype.kind in "iu":
             np.testing.assert_array_equal(got.numpy(), want)
+        elif dtype == np.float32:
+            # an output may sum every element of the largest input, after the few roundings
+            # of a pointwise formula (gelu's tanh form has a dozen)
+            terms = max([int(np.size(a)) for a in arrays] or [1]) + 8
+            assert_sums_close(got.numpy(), want, terms, err_msg=info.name)
         else:
             np.testing.assert_allclose(got.numpy(), want, **TOLERANCE[dtype])
 

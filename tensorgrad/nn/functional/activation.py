@@ -11,6 +11,7 @@ import numpy as np
 from tensorgrad import ops
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
+from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 
@@ -20,7 +21,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    x = as_tensor(input)
+    x = floating_kernel("leaky_relu", as_tensor(input))
     if inplace:  # recorded as an in-place op: the backward keeps the value it needs
         return apply_inplace(ops.LeakyRelu(negative_slope), x)
     return x.leaky_relu(negative_slope)
@@ -55,18 +56,18 @@ def log_softmax(
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(βx)) / β``, a smooth ReLU; ``x`` itself where ``βx > threshold``, as in
     PyTorch. One op, stable for any input (see ``tensorgrad.ops.Softplus``)."""
-    return apply(ops.Softplus(beta, threshold), as_tensor(input))
+    return apply(ops.Softplus(beta, threshold), floating_kernel("softplus", as_tensor(input)))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``α(exp(x) − 1)``."""
-    x = as_tensor(input)
+    x = floating_kernel("elu", as_tensor(input))
     return apply_inplace(ops.Elu(alpha), x) if inplace else apply(ops.Elu(alpha), x)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · σ(x)`` (also called swish)."""
-    x = as_tensor(input)
+    x = floating_kernel("silu", as_tensor(input))
     return apply_inplace(ops.Silu(), x) if inplace else apply(ops.Silu(), x)
 
 

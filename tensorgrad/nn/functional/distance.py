@@ -20,8 +20,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise RuntimeError(
             f"cosine_similarity: shapes {a.shape} and {b.shape} do not broadcast"
         ) from exc
-    a = a if a.shape == shape else a.expand(*shape)
-    b = b if b.shape == shape else b.expand(*shape)
+    a = a if a.shape == shape else a.expand(shape)
+    b = b if b.shape == shape else b.expand(shape)
     axis = ops.normalize_axis(dim, max(len(shape), 1), "cosine_similarity")
 
     def clamped_norm(t: Tensor) -> Tensor:

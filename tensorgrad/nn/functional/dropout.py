@@ -21,6 +21,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     x = input if isinstance(input, Tensor) else as_tensor(input)
     if not training or p == 0.0:
         return x
+    if x.dtype.kind != "f":  # the mask scales by 1 / (1 - p): PyTorch's RuntimeError
+        raise RuntimeError(f"dropout: expected a floating point input, got {x.dtype}")
     if p == 1.0:
         mask = np.zeros(x.shape, dtype=x.dtype)
     else:

@@ -17,6 +17,7 @@ import numpy as np
 from tensorgrad import backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import where
+from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -324,6 +325,7 @@ def binary_cross_entropy_with_logits(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, name)
     input = _tensor(input)
+    floating_kernel("binary_cross_entropy_with_logits", input)  # PyTorch has no integer kernel
     target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
     if target_shape != input.shape:
         raise ValueError(
@@ -356,6 +358,7 @@ def mse_loss(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "mse_loss")
     input = _tensor(input)
+    floating_kernel("mse_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "mse_loss")
     diff = input - _target_like(target, input)
     return _reduce(diff * diff, reduction)
@@ -392,6 +395,7 @@ def smooth_l1_loss(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "smooth_l1_loss")
     input = _tensor(input)
+    floating_kernel("smooth_l1_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "smooth_l1_loss")
     diff = input - _target_like(target, input)
     size = diff.abs()
@@ -408,6 +412,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_reduction(reduction, "huber_loss")
     input = _tensor(input)
+    floating_kernel("huber_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "huber_loss")
     diff = input - _target_like(target, input)
     size = diff.abs()

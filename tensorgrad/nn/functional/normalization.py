@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import ops
+from tensorgrad import backend, ops
 from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
@@ -72,10 +73,15 @@ def layer_norm(
     and shift."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape:
+        raise RuntimeError(
+            "layer_norm: expected normalized_shape to be at least 1-dimensional, got []"
+        )
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
-        raise ValueError(
+        raise backend.ShapeError(
             f"layer_norm: input of shape {x.shape} does not end with normalized_shape {shape}"
         )
+    floating_kernel("layer_norm", x)
     out = apply(ops.Normalize(tuple(range(x.ndim - len(shape), x.ndim)), eps), x)
     if weight is not None:
         out = out * weight

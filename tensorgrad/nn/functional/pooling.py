@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.core.engine import apply
+from tensorgrad.core.math_methods import no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
@@ -46,7 +47,9 @@ def max_pool2d(
     last NaN). ``return_indices`` also returns each winner's index h·W + w in its plane."""
     kernel, stride, padding = _pool_args("max_pool2d", kernel_size, stride, padding)
     dilation = positive(int_tuple(dilation, 2, "dilation", "max_pool2d"), "dilation", "max_pool2d")
-    x, added = batched(tensor_of(input), 4, "max_pool2d", "(N, C, H, W)")
+    x, added = batched(
+        no_bool_kernel("max_pool2d", tensor_of(input)), 4, "max_pool2d", "(N, C, H, W)"
+    )
     op = MaxPool2d(kernel, stride, padding, dilation, ceil_mode, return_indices=return_indices)
     out = unbatched(apply(op, x), added)
     if not return_indices:
@@ -78,6 +81,10 @@ def avg_pool2d(
             raise ValueError("avg_pool2d: divisor_override must not be zero")
     x, added = batched(tensor_of(input), 4, "avg_pool2d", "(N, C, H, W)")
     op = AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    if x.dtype.kind != "f":  # PyTorch: int64 windows average to int64, truncated; no others
+        if x.dtype != np.int64:
+            raise NotImplementedError(f'"avg_pool2d" not implemented for {x.dtype}')
+        return unbatched(apply(op, x.double()).trunc().long(), added)
     return unbatched(apply(op, x), added)
 
 
@@ -85,6 +92,11 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
     """The mean over windows chosen so that the output has ``output_size`` (an int, or a pair
     whose None entries keep the input's size)."""
     x, added = batched(tensor_of(input), 4, "adaptive_avg_pool2d", "(N, C, H, W)")
+    if x.dtype.kind != "f":  # PyTorch: a mean of integers has no dtype to infer
+        raise RuntimeError(
+            f"adaptive_avg_pool2d: could not infer output dtype: input dtype must be a floating "
+            f"point dtype, got {x.dtype}"
+        )
     if output_size is None or isinstance(output_size, (int, np.integer)):
         sizes = (output_size, output_size)
     elif isinstance(output_size, Sequence) and len(output_size) == 2:

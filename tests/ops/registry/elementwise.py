@@ -72,6 +72,70 @@ register(
 )
 register(OpInfo("rpow_scalar", lambda x: 2.0**x, lambda x: np.power(2.0, x), unary_samples()))
 
+
+# ---- remainders and rounding: samples away from their jumps ------------------------------
+def _dividend(rng: np.random.Generator, shape: Shape, scale: float = 1.0) -> np.ndarray:
+    """Values ``scale·(m + u)``, integer m, u in [0.2, 0.8]: quotients by a divisor within 5% of
+    ±scale stay at least 0.1 from a whole number, where remainder and floor jump."""
+    return scale * (rng.integers(-2, 2, shape) + rng.uniform(0.2, 0.8, shape))
+
+
+def _divisor(rng: np.random.Generator, shape: Shape) -> np.ndarray:
+    return rng.uniform(0.95, 1.05, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+for _name, _op, _fn, _ref in [
+    ("mod_operator", "remainder", lambda x, y: x % y, np.mod),  # with PyTorch's promotion
+    ("div_floor", "div_floor", lambda x, y: x // y, np.floor_divide),
+    ("div_trunc", "div_trunc", lambda x, y: x.div(y, rounding_mode="trunc"),
+     lambda x, y: np.trunc(x / y)),
+]:  # fmt: skip
+    register(
+        OpInfo(
+            _name,
+            _fn,
+            _ref,
+            binary_samples(pair(_dividend, _divisor)),
+            errors=(broadcast_error(_op),),
+            second_order=PIECEWISE_LINEAR,
+        )
+    )
+register(
+    OpInfo(
+        "remainder_scalar",
+        lambda x: x % 0.7,
+        lambda x: np.mod(x, 0.7),
+        unary_samples(lambda r, s: _dividend(r, s, 0.7)),
+        second_order=PIECEWISE_LINEAR,
+    )
+)
+register(
+    OpInfo(
+        "rremainder_scalar",
+        lambda x: 2.5 % x,
+        lambda x: np.mod(2.5, x),
+        unary_samples(_divisor),
+        second_order=PIECEWISE_LINEAR,
+    )
+)
+for _name, _fn, _ref in [
+    ("floor", lambda x: x.floor(), np.floor),
+    ("ceil", lambda x: x.ceil(), np.ceil),
+    ("round", lambda x: x.round(), np.round),
+    ("trunc", lambda x: x.trunc(), np.trunc),
+    ("sign", lambda x: x.sign(), np.sign),
+]:
+    _kinks = (0.0,) if _name == "sign" else tuple(k / 2 for k in range(-5, 6))
+    register(
+        OpInfo(
+            _name,
+            _fn,
+            _ref,
+            unary_samples(lambda r, s, k=_kinks: away(r, s, k, margin=0.05)),
+            second_order=PIECEWISE_LINEAR,
+        )
+    )
+
 # ---- elementwise functions ---------------------------------------------------------------
 register(OpInfo("exp", lambda x: x.exp(), np.exp, unary_samples()))
 register(OpInfo("log", lambda x: tg.log(x), np.log, unary_samples(positive)))
