@@ -6,23 +6,14 @@ bool; NumPy arrays keep theirs); ``device`` may only be the CPU.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from tensorgrad import backend
-from tensorgrad.core.args import shape_args
+from tensorgrad.core.args import check_fill_value, shape_args, size_args
 from tensorgrad.core.generator import numpy_generator, restore_state, state_tensor
 from tensorgrad.core.tensor import Tensor
-
-
-def _size(size: tuple, name: str) -> tuple[int, ...]:
-    shape = shape_args(size, "size")
-    for n in shape:
-        if n < 0:
-            raise RuntimeError(f"{name}: trying to create a tensor with negative dimension {n}")
-    return shape
 
 
 def _make(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
@@ -67,11 +58,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.zeros(_size(size, "zeros"), _dtype(dtype)), requires_grad, device)
+    return _make(backend.zeros(size_args(size, "zeros"), _dtype(dtype)), requires_grad, device)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.ones(_size(size, "ones"), _dtype(dtype)), requires_grad, device)
+    return _make(backend.ones(size_args(size, "ones"), _dtype(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -85,13 +76,10 @@ def full(
     """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if not isinstance(fill_value, (numbers.Number, np.generic)) or isinstance(fill_value, complex):
-        raise TypeError(
-            f"full: fill_value must be a number, got {type(fill_value).__name__} {fill_value!r}"
-        )
+    check_fill_value(fill_value, "full")
     size = (size,) if isinstance(size, int) else size
     dtype = backend.as_dtype(dtype) or backend.as_array(fill_value).dtype
-    return _make(backend.full(_size((size,), "full"), fill_value, dtype), requires_grad, device)
+    return _make(backend.full(size_args((size,), "full"), fill_value, dtype), requires_grad, device)
 
 
 def _like(input: Any) -> Tensor:
@@ -195,14 +183,14 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     """Uniform samples in [0, 1) from ``generator`` (a :class:`~tensorgrad.Generator`), else
     from the global generator seeded by ``manual_seed``."""
     rng = numpy_generator(generator, "rand")
-    return _make(backend.rand(_size(size, "rand"), _dtype(dtype), rng), requires_grad, device)
+    return _make(backend.rand(size_args(size, "rand"), _dtype(dtype), rng), requires_grad, device)
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal samples from ``generator``, else from the global generator."""
     rng = numpy_generator(generator, "randn")
-    return _make(backend.randn(_size(size, "randn"), _dtype(dtype), rng), requires_grad, device)
+    return _make(backend.randn(size_args(size, "randn"), _dtype(dtype), rng), requires_grad, device)
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -229,7 +217,7 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     low, high = (0, args[0]) if len(args) == 1 else args
     if low >= high:
         raise RuntimeError(f"randint: expected low < high, got low={low}, high={high}")
-    shape = _size(shape_args((size,)), "randint")
+    shape = size_args(shape_args((size,)), "randint")
     rng = numpy_generator(generator, "randint")
     return _make(
         backend.randint(low, high, shape, dtype or backend.int64, rng), requires_grad, device
