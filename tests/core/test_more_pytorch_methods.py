@@ -26,7 +26,6 @@ def test_new_tensors_take_this_tensors_dtype_unless_told():
     assert x.new_ones(3, requires_grad=True).requires_grad
 
 
-
 def test_new_tensors_refuse_what_the_factories_refuse():
     x = tg.zeros(2)
     with pytest.raises(RuntimeError, match="new_zeros.*negative dimension -1"):
@@ -38,6 +37,7 @@ def test_new_tensors_refuse_what_the_factories_refuse():
     assert x.new_full((2,), tg.tensor(3.0)).tolist() == [3.0, 3.0]  # a 0-d tensor's item
     t = x.new_tensor(x)
     assert t.tolist() == [0.0, 0.0] and not np.shares_memory(t.numpy(), x.numpy())
+
 
 def test_new_tensors_agree_with_pytorch(torch):
     for dtype in ("float64", "int32", "bool"):

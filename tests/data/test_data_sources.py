@@ -296,7 +296,6 @@ def test_digits() -> None:
     assert rows == expected, "the two splits partition the dataset"
 
 
-
 @pytest.mark.parametrize("module", ["tensorgrad", "tensorgrad.data", "tensorgrad.training"])
 def test_scikit_learn_is_imported_only_when_the_digits_are_loaded(module) -> None:
     # scikit-learn stays a dependency, for the digits fallback alone: importing the package
@@ -309,6 +308,7 @@ def test_scikit_learn_is_imported_only_when_the_digits_are_loaded(module) -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[] True"
+
 
 def test_digits_split_is_deterministic() -> None:
     a, b = load_digits(), load_digits()
