@@ -14,12 +14,13 @@ Which file to open for which change:
 - ``signals.py``: turning SIGINT/SIGTERM into a clean stop;
 - ``report.py``: the progress bar, the epoch lines, the confusion matrix, the plot;
 - ``evaluate.py``: ``tensorgrad evaluate`` and reading ``--save`` files;
-- ``cli.py``: the command-line options, their checks and exit statuses.
+- ``commands.py``: the ``train`` and ``evaluate`` command-line options, their checks and exit
+  statuses (``tensorgrad/cli.py``, the ``tensorgrad`` command itself, gathers the commands).
 
 ``examples/train_mnist.py`` is the same recipe as a short script.
 """
 
-from tensorgrad.training.cli import register
+from tensorgrad.training.commands import register
 from tensorgrad.training.data import flatten_images
 from tensorgrad.training.evaluate import evaluate_arrays, evaluate_checkpoint
 from tensorgrad.training.loop import (
