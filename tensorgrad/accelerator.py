@@ -1,21 +1,9 @@
-"""``tg.accelerator``: PyTorch's ``torch.accelerator`` answers for a CPU-only library, so that
-``use_accel = torch.accelerator.is_available()`` picks the CPU, as in PyTorch's examples."""
+"""Alias: ``tensorgrad.accelerator`` is :mod:`tensorgrad.compat.accelerator` (PyTorch's
+``torch.accelerator`` answers), kept at PyTorch's path so that ``import tensorgrad.accelerator``
+ports as written. It only re-exports: the module under this name is the compat module itself."""
 
-from __future__ import annotations
+import sys
 
-from typing import Any
+from tensorgrad.compat import accelerator
 
-
-def is_available() -> bool:
-    """False: tensorgrad runs on the CPU only."""
-    return False
-
-
-def current_accelerator(check_available: bool = False) -> Any:
-    """None: there is no accelerator."""
-    return None
-
-
-def device_count() -> int:
-    """0: no accelerator devices."""
-    return 0
+sys.modules[__name__] = accelerator

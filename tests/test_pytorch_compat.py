@@ -68,13 +68,39 @@ def test_pytorch_import_lines_port():
     assert namespace["cudnn"].benchmark is False
 
 
+@pytest.mark.parametrize(
+    "path, module",
+    [
+        ("tensorgrad.cuda", "tensorgrad.compat.cuda"),
+        ("tensorgrad.accelerator", "tensorgrad.compat.accelerator"),
+        ("tensorgrad.backends", "tensorgrad.compat.backends"),
+        ("tensorgrad.backends.cudnn", "tensorgrad.compat.backends.cudnn"),
+        ("tensorgrad.backends.cuda", "tensorgrad.compat.backends.cuda"),
+        ("tensorgrad.backends.mps", "tensorgrad.compat.backends.mps"),
+        ("tensorgrad.backends.cpu", "tensorgrad.compat.backends.cpu"),
+    ],
+)
+def test_pytorch_paths_are_the_compat_modules_themselves(path, module):
+    # the aliases at PyTorch's paths re-export by being the same module: a switch set through
+    # one path is seen through the other, whichever was imported first
+    code = (
+        f"import importlib, tensorgrad as tg; alias = importlib.import_module({path!r}); "
+        f"real = importlib.import_module({module!r}); assert alias is real, (alias, real); "
+        f"assert eval({path.replace('tensorgrad', 'tg', 1)!r}) is real"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert importlib.import_module(path) is importlib.import_module(module)
+
+
 def test_compat_modules_load_lazily():
     code = (
         "import sys, tensorgrad as tg; "
-        "names = ['tensorgrad.cuda', 'tensorgrad.accelerator', 'tensorgrad.backends', "
-        "'tensorgrad.core.unsupported']; "
+        "names = ['tensorgrad.compat', 'tensorgrad.cuda', 'tensorgrad.accelerator', "
+        "'tensorgrad.backends']; "
         "assert not any(n in sys.modules for n in names), [n for n in names if n in sys.modules]; "
-        "tg.cuda.is_available(); assert 'tensorgrad.cuda' in sys.modules"
+        "tg.cuda.is_available(); assert 'tensorgrad.compat.cuda' in sys.modules; "
+        "assert 'tensorgrad.compat.unsupported' in sys.modules and tg.backends.mps; "
+        "assert 'tensorgrad.compat.backends.cudnn' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

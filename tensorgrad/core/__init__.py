@@ -9,6 +9,7 @@
 ``engine.py``          running and recording ops, versions, views, in-place changes
 ``sweep.py``           the backward sweep
 ``creation.py``        ``tg.tensor``, ``zeros``, ``rand``, ...
+``generator.py``       ``tg.Generator``, and random states as uint8 tensors
 ``functions.py``       ``tg.where``, ``tg.cat``, and ``tg.exp(x)`` for ``x.exp()``
 =====================  =====================================================================
 """

@@ -7,14 +7,20 @@ libraries disagree on what a name *means* (``transpose``, ``repeat``, ``max(dim)
 PyTorch's meaning wins, and NumPy's is reached through NumPy's own functions, which Tensors
 answer with NumPy semantics (``np.transpose(t, axes)``, ``np.max(t, axis=0)``): see the
 conventions table in docs/design.md.
+
+It also reads the arguments that ``tg.zeros``/``tg.full`` and ``Tensor.new_zeros``/``new_full``
+share (sizes, fill values), so both sides check them alike.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+import numpy as np
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +58,24 @@ def shape_args(shape: tuple, what: str = "shape") -> tuple[int, ...]:
         except (AttributeError, TypeError):
             raise TypeError(f"{what} must be a sequence of ints, got {shape!r}") from None
     return tuple(result)
+
+
+def size_args(size: tuple, what: str) -> tuple[int, ...]:
+    """The size of a new tensor, read as :func:`shape_args` reads it; a negative dimension
+    raises PyTorch's RuntimeError naming ``what``."""
+    shape = shape_args(size, "size")
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"{what}: trying to create a tensor with negative dimension {n}")
+    return shape
+
+
+def check_fill_value(value: Any, what: str) -> None:
+    """A ``fill_value`` must be a real number (a 0-d Tensor's item is unwrapped by the caller)."""
+    if not isinstance(value, (numbers.Number, np.generic)) or isinstance(value, complex):
+        raise TypeError(
+            f"{what}: fill_value must be a number, got {type(value).__name__} {value!r}"
+        )
 
 
 class Size(tuple):

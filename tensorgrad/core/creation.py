@@ -6,13 +6,12 @@ bool; NumPy arrays keep theirs); ``device`` may only be the CPU.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from tensorgrad import backend
-from tensorgrad.core.args import shape_args
+from tensorgrad.core.args import check_fill_value, shape_args, size_args
 from tensorgrad.core.generator import numpy_generator, restore_state, state_tensor
 from tensorgrad.core.tensor import Tensor
 
@@ -103,13 +102,10 @@ def full(
     """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if not isinstance(fill_value, (numbers.Number, np.generic)) or isinstance(fill_value, complex):
-        raise TypeError(
-            f"full: fill_value must be a number, got {type(fill_value).__name__} {fill_value!r}"
-        )
+    check_fill_value(fill_value, "full")
     size = (size,) if isinstance(size, int) else size
     dtype = backend.as_dtype(dtype) or backend.as_array(fill_value).dtype
-    return _make(backend.full(_size((size,), "full"), fill_value, dtype), requires_grad, device)
+    return _make(backend.full(size_args((size,), "full"), fill_value, dtype), requires_grad, device)
 
 
 def _like(input: Any) -> Tensor:

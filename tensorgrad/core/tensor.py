@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorgrad import backend, ops
 from tensorgrad.core import engine, sweep
-from tensorgrad.core.args import SizeOrCount, shape_args
+from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import (
     MathMethods,
@@ -258,32 +258,33 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return apply(ops.Clone(), self)
 
     # ----------------------------------------------------------------- new tensors like this
+    # (tg.zeros and the other factories are in creation.py, which builds on the Tensor; these
+    # share their argument checks through args.py)
     def new_tensor(
         self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        """``data`` as a new tensor of this tensor's dtype, unless ``dtype`` is given."""
-        from tensorgrad.core import creation
-
-        dtype = self.dtype if dtype is None else dtype
-        return creation.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        """``data`` as a new tensor (always copied), of this tensor's dtype unless ``dtype``
+        is given: ``tg.tensor(data, dtype=self.dtype)``."""
+        if isinstance(data, Tensor):
+            data = data._data
+        array = backend.as_array(data, self.dtype if dtype is None else dtype, copy=True)
+        return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_zeros(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
         """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        from tensorgrad.core import creation
-
-        dtype = self.dtype if dtype is None else dtype
-        return creation.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        shape = size_args(size, "new_zeros")
+        array = backend.zeros(shape, self._dtype_or(dtype))
+        return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_ones(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
         """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        from tensorgrad.core import creation
-
-        dtype = self.dtype if dtype is None else dtype
-        return creation.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        shape = size_args(size, "new_ones")
+        array = backend.ones(shape, self._dtype_or(dtype))
+        return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_empty(
         self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -300,10 +301,16 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         requires_grad: bool = False,
     ) -> Tensor:
         """``fill_value`` (cast) in a tensor of ``size``, of this tensor's dtype."""
-        from tensorgrad.core import creation
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        check_fill_value(fill_value, "new_full")
+        shape = size_args(((size,) if isinstance(size, int) else size,), "new_full")
+        array = backend.full(shape, fill_value, self._dtype_or(dtype))
+        return Tensor(array, device=device, requires_grad=requires_grad)
 
-        dtype = self.dtype if dtype is None else dtype
-        return creation.full(size, fill_value, dtype, device, requires_grad)
+    def _dtype_or(self, dtype: Any) -> np.dtype:
+        """``dtype`` as a NumPy dtype, this tensor's when None (for the ``new_*`` methods)."""
+        return self.dtype if dtype is None else backend.as_dtype(dtype)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
         """This tensor if its memory is row-major (C-contiguous), else a row-major copy that

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.data.collate import batch_to_tensors, default_collate, default_convert
-from tensorgrad.data.dataset import IterableDataset
+from tensorgrad.data.dataset import IterableDataset, batch_getter
 from tensorgrad.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -28,7 +28,7 @@ from tensorgrad.data.sampler import (
     as_generator,
 )
 
-__all__ = ["DataLoader", "batch_getter", "get_worker_info"]
+__all__ = ["DataLoader", "get_worker_info"]
 
 # Attributes PyTorch refuses to change once the loader is made (its iterators read them).
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
@@ -38,26 +38,6 @@ def get_worker_info() -> None:
     """Information about the current loader worker: always None, since batches are loaded
     in the calling process (as in PyTorch's main process)."""
     return None
-
-
-def _defined_in(cls: type, name: str) -> type | None:
-    return next((c for c in cls.__mro__ if name in c.__dict__), None)
-
-
-def batch_getter(dataset: Any) -> Callable[[np.ndarray], Any] | None:
-    """The dataset's ``get_batch``, if it has one that stands for its ``__getitem__``.
-
-    A subclass that overrides ``__getitem__`` but inherits ``get_batch`` would have its
-    ``__getitem__`` bypassed, so then there is none and items are read one by one.
-    """
-    get_batch = getattr(dataset, "get_batch", None)
-    if not callable(get_batch):
-        return None
-    batch_owner = _defined_in(type(dataset), "get_batch")
-    item_owner = _defined_in(type(dataset), "__getitem__")
-    if batch_owner and item_owner and not issubclass(batch_owner, item_owner):
-        return None
-    return get_batch
 
 
 def _flag(name: str, value: Any) -> bool:

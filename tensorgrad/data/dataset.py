@@ -30,8 +30,29 @@ __all__ = [
     "IterableDataset",
     "Subset",
     "TensorDataset",
+    "batch_getter",
     "random_split",
 ]
+
+
+def _defined_in(cls: type, name: str) -> type | None:
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def batch_getter(dataset: Any) -> Callable[[np.ndarray], Any] | None:
+    """The dataset's ``get_batch``, if it has one that stands for its ``__getitem__``.
+
+    A subclass that overrides ``__getitem__`` but inherits ``get_batch`` would have its
+    ``__getitem__`` bypassed, so then there is none and items are read one by one.
+    """
+    get_batch = getattr(dataset, "get_batch", None)
+    if not callable(get_batch):
+        return None
+    batch_owner = _defined_in(type(dataset), "get_batch")
+    item_owner = _defined_in(type(dataset), "__getitem__")
+    if batch_owner and item_owner and not issubclass(batch_owner, item_owner):
+        return None
+    return get_batch
 
 
 class Dataset:
@@ -215,8 +236,6 @@ class Subset(Dataset):
     def get_batch(self) -> Callable[[np.ndarray], Any]:
         """The underlying dataset's ``get_batch`` through the indices (an AttributeError,
         so that ``hasattr`` is False, when the underlying dataset has none)."""
-        from tensorgrad.data.dataloader import batch_getter
-
         inner = batch_getter(self.dataset)
         if inner is None:
             raise AttributeError(f"{type(self.dataset).__name__} has no get_batch")

@@ -17,12 +17,13 @@ Which file to open for which change:
 - ``evaluate.py``: ``tensorgrad evaluate``, writing and reading ``--save`` files (``tg.save``
   or safetensors);
 - ``export.py``: ``tensorgrad export``, a trained classifier as ONNX;
-- ``cli.py``: the command-line options, their checks and exit statuses.
+- ``commands.py``: the ``train`` and ``evaluate`` command-line options, their checks and exit
+  statuses (``tensorgrad/cli.py``, the ``tensorgrad`` command itself, gathers the commands).
 
 ``examples/train_mnist.py`` is the same recipe as a short script.
 """
 
-from tensorgrad.training.cli import register
+from tensorgrad.training.commands import register
 from tensorgrad.training.data import flatten_images
 from tensorgrad.training.evaluate import evaluate_arrays, evaluate_checkpoint
 from tensorgrad.training.loop import (

@@ -21,7 +21,7 @@ import numpy as np
 
 def register(subparsers: Any) -> None:
     """Add ``export`` to the ``tensorgrad`` command line."""
-    from tensorgrad.training.cli import _output
+    from tensorgrad.training.commands import _output
 
     parser = subparsers.add_parser(
         "export",
@@ -83,7 +83,7 @@ def export_classifier(checkpoint: str, path: str, opset: int | None = None) -> s
 def _run_export(args: argparse.Namespace) -> int:
     from tensorgrad.onnx import OnnxExporterError
     from tensorgrad.serialization import CheckpointError
-    from tensorgrad.training.cli import _fail
+    from tensorgrad.training.commands import _fail
 
     try:
         print(export_classifier(args.checkpoint, args.onnx, args.opset))

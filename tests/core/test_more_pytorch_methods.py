@@ -26,6 +26,19 @@ def test_new_tensors_take_this_tensors_dtype_unless_told():
     assert x.new_ones(3, requires_grad=True).requires_grad
 
 
+def test_new_tensors_refuse_what_the_factories_refuse():
+    x = tg.zeros(2)
+    with pytest.raises(RuntimeError, match="new_zeros.*negative dimension -1"):
+        x.new_zeros(2, -1)
+    with pytest.raises(RuntimeError, match="new_full.*negative dimension -3"):
+        x.new_full((-3,), 1.0)
+    with pytest.raises(TypeError, match="new_full: fill_value must be a number"):
+        x.new_full((2,), "a")
+    assert x.new_full((2,), tg.tensor(3.0)).tolist() == [3.0, 3.0]  # a 0-d tensor's item
+    t = x.new_tensor(x)
+    assert t.tolist() == [0.0, 0.0] and not np.shares_memory(t.numpy(), x.numpy())
+
+
 def test_new_tensors_agree_with_pytorch(torch):
     for dtype in ("float64", "int32", "bool"):
         ours = tg.zeros(2, dtype=getattr(tg, dtype if dtype != "bool" else "bool_"))

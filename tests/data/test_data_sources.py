@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -292,6 +294,20 @@ def test_digits() -> None:
         for image, label in zip(bunch.images, bunch.target, strict=True)
     )
     assert rows == expected, "the two splits partition the dataset"
+
+
+@pytest.mark.parametrize("module", ["tensorgrad", "tensorgrad.data", "tensorgrad.training"])
+def test_scikit_learn_is_imported_only_when_the_digits_are_loaded(module) -> None:
+    # scikit-learn stays a dependency, for the digits fallback alone: importing the package
+    # (or its data and training rooms) must not pay its second of import time.
+    code = (
+        f"import sys, {module}; "
+        "before = sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'); "
+        "from tensorgrad.data import load_digits; load_digits(); "
+        "print(before, 'sklearn' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] True"
 
 
 def test_digits_split_is_deterministic() -> None:

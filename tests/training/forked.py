@@ -28,7 +28,7 @@ def _warm_up() -> None:
     """Import what every child needs (scikit-learn's is most of it) once, in the parent."""
     if not _warm:
         from tensorgrad.data import load_digits
-        from tensorgrad.training import cli  # noqa: F401
+        from tensorgrad.training import commands  # noqa: F401
 
         load_digits()
         _warm.append(True)

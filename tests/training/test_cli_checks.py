@@ -75,7 +75,7 @@ def test_two_outputs_on_one_file_are_refused(tmp_path, capsys):
 
 def test_plot_without_matplotlib_is_refused_up_front(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(report, "matplotlib_missing", lambda: True)
-    monkeypatch.setattr("tensorgrad.training.cli.matplotlib_missing", lambda: True)
+    monkeypatch.setattr("tensorgrad.training.commands.matplotlib_missing", lambda: True)
     err = usage_error([*FAST, "--plot", str(tmp_path / "c.png")], capsys)
     assert "needs matplotlib" in err
 

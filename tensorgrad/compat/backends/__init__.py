@@ -8,6 +8,6 @@ change nothing: there is no cuDNN), ``torch.backends.mps.is_available()`` is Fal
 ports to ``from tensorgrad.backends import cudnn``.
 """
 
-from tensorgrad.backends import cpu, cuda, cudnn, mps
+from tensorgrad.compat.backends import cpu, cuda, cudnn, mps
 
 __all__ = ["cpu", "cuda", "cudnn", "mps"]

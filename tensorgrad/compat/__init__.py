@@ -1,0 +1,20 @@
+"""PyTorch's names that tensorgrad answers for ported programs, with nothing behind them.
+
+A ported program asks ``torch.cuda.is_available()``, sets ``torch.backends.cudnn.deterministic``
+or reads ``torch.bfloat16``; these modules give PyTorch's answers for a CPU-only library, so
+that the program runs on (or fails with an error that names what is missing and points at
+docs/porting.md):
+
+====================  ======================================================================
+``cuda.py``           ``torch.cuda``: no devices, seeding accepted, the rest refused by name
+``accelerator.py``    ``torch.accelerator``: no accelerator
+``backends/``         ``torch.backends``: cudnn, cuda, mps and cpu switches, settable, inert
+``unsupported.py``    ``torch.complex64``, ``torch.compile``, ...: errors that name them
+====================  ======================================================================
+
+Ported code reaches them at PyTorch's paths: ``tg.cuda``, ``tg.accelerator`` and
+``tg.backends`` load them on first use, and ``tensorgrad/cuda.py``, ``accelerator.py`` and
+``backends.py`` are aliases (the same module objects) so that ``import tensorgrad.cuda`` and
+``from tensorgrad.backends import cudnn`` port as written. Nothing here is imported by
+``import tensorgrad``.
+"""
