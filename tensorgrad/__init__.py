@@ -17,10 +17,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from tensorgrad import autograd, backend
+from tensorgrad import array_backend, autograd
 from tensorgrad._native.malloc import keep_freed_memory as _keep_freed_memory
 from tensorgrad._native.threads import get_num_threads, set_num_threads
-from tensorgrad.backend import (
+from tensorgrad.array_backend import (
     DtypeError,
     ShapeError,
     UnsupportedError,
@@ -200,15 +200,15 @@ def __dir__() -> list[str]:
 
 def get_default_dtype() -> Any:
     """The dtype of tensors made from Python floats (float32 unless changed)."""
-    return backend.DEFAULT_FLOAT
+    return array_backend.DEFAULT_FLOAT
 
 
 def set_default_dtype(d: Any) -> None:
     """Make Python floats become ``d`` (float32 or float64), as PyTorch's."""
-    resolved = backend.as_dtype(d)
+    resolved = array_backend.as_dtype(d)
     if resolved not in (float32, float64):
         raise TypeError(f"set_default_dtype: only float32 or float64, got {resolved}")
-    backend.DEFAULT_FLOAT = resolved
+    array_backend.DEFAULT_FLOAT = resolved
 
 
 __all__ = [
@@ -221,7 +221,7 @@ __all__ = [
     "arange",
     "as_tensor",
     "autograd",
-    "backend",
+    "array_backend",
     "backward",
     "bernoulli",
     "bool_",

@@ -454,9 +454,9 @@ def load(
             "weights_only=False to use it)"
         )
     if isinstance(map_location, str) or type(map_location).__name__ == "device":
-        from tensorgrad import backend
+        from tensorgrad import array_backend
 
-        backend.as_device(map_location)
+        array_backend.as_device(map_location)
     if hasattr(f, "read"):
         path = str(getattr(f, "name", "<file object>"))
         data = b"" if isinstance(f, io.TextIOBase) else f.read()

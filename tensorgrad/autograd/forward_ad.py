@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, forward
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.tensor import Tensor
@@ -75,7 +75,7 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     _check_level(level, "create a dual Tensor")
     if not isinstance(tensor, Tensor):
         raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
-    t = tangent._data if isinstance(tangent, Tensor) else backend.as_array(tangent)
+    t = tangent._data if isinstance(tangent, Tensor) else array_backend.as_array(tangent)
     if tensor.dtype.kind not in "fc":
         raise ValueError(
             f"make_dual: expected primal to be floating point or complex, but got {tensor.dtype}"

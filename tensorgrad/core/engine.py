@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import anomaly, forward
 from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.node import Node
@@ -160,19 +160,19 @@ def mark_changed(tensors: Any) -> None:
 
 def named_error(name: str, exc: Exception) -> Exception:
     """The error ``exc`` (from NumPy, usually) with ``name`` in front, as a built-in type
-    (a ValueError as ``backend.ShapeError``, PyTorch's RuntimeError)."""
+    (a ValueError as ``array_backend.ShapeError``, PyTorch's RuntimeError)."""
     message = str(exc)
     if not message.startswith(f"{name}:"):
         message = f"{name}: {message}"
     for kind in (IndexError, ValueError, RuntimeError):
         if isinstance(exc, kind):  # a ValueError is PyTorch's RuntimeError too
-            return (backend.ShapeError if kind is ValueError else kind)(message)
+            return (array_backend.ShapeError if kind is ValueError else kind)(message)
     return TypeError(message)
 
 
 def as_tensor(value: Any) -> Any:
     """``value`` as a Tensor (returned unchanged when it already is one)."""
-    return value if isinstance(value, Tensor) else Tensor(backend.as_array(value))
+    return value if isinstance(value, Tensor) else Tensor(array_backend.as_array(value))
 
 
 # --------------------------------------------------------------------------- operands
@@ -183,13 +183,13 @@ def operand(value: Any) -> Any:
     if isinstance(value, Tensor) or type(value) in (float, int, bool):
         return value
     if isinstance(value, (np.generic, complex)):
-        return backend.scalar_operand(value)
+        return array_backend.scalar_operand(value)
     if isinstance(value, int):  # a subclass (an IntEnum, x.size): as a plain number
         return int(value)
     if isinstance(value, float):
         return float(value)
     if isinstance(value, (np.ndarray, list, tuple)):
-        return backend.as_array(value)
+        return array_backend.as_array(value)
     return NotImplemented
 
 
@@ -202,12 +202,12 @@ def binary(op_type: type[ops.Op], x: Any, y: Any) -> Any:
         return NotImplemented
     ax = x._data if isinstance(x, Tensor) else x
     ay = y._data if isinstance(y, Tensor) else y
-    if backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
+    if array_backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
         if op_type is ops.Sub:  # before the cast, which would hide a bool from Sub's refusal
             ops.Sub.refuse_bools("sub", ax, ay)
-        dtype = backend.result_type(ax, ay)
+        dtype = array_backend.result_type(ax, ay)
         if op_type is ops.Div and dtype.kind != "f":
-            dtype = backend.DEFAULT_FLOAT
+            dtype = array_backend.DEFAULT_FLOAT
         # only where NumPy would choose otherwise; its ``power`` has no bool loop and picks
         # int8 for a bool tensor and a Python int, where result_type says int64
         if dtype != np.result_type(ax, ay) or op_type is ops.Pow:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, as_tensor, operand
@@ -25,14 +25,14 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     with the condition alone, the indices where it holds (``nonzero(as_tuple=True)``)."""
     cond = condition._data if isinstance(condition, engine.Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        raise backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
+        raise array_backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
     if input is None and other is None:
         return tuple(engine.wrap(i) for i in np.nonzero(cond))
     x, y = operand(input), operand(other)
     ax = x._data if isinstance(x, engine.Tensor) else x
     ay = y._data if isinstance(y, engine.Tensor) else y
-    if backend.needs_promotion(ax, ay):
-        dtype = backend.result_type(ax, ay)
+    if array_backend.needs_promotion(ax, ay):
+        dtype = array_backend.result_type(ax, ay)
         x, y = engine._cast(x, dtype), engine._cast(y, dtype)
         if not isinstance(x, (engine.Tensor, np.ndarray)) and not isinstance(y, engine.Tensor):
             x = np.asarray(x, dtype)  # two numbers: NumPy would make 0.0 and 0 float64
@@ -82,7 +82,7 @@ def _common(tensors: Sequence[Any], name: str) -> list[Any]:
             raise TypeError(f"{name}: expected a sequence of tensors, got a {type(t).__name__}")
     arrays = [v._data if isinstance(v, engine.Tensor) else np.asarray(v) for v in values]
     if len({a.dtype for a in arrays}) > 1:
-        dtype = backend.result_type(*arrays)
+        dtype = array_backend.result_type(*arrays)
         values = [engine._cast(v if isinstance(v, engine.Tensor) else a, dtype)
                   for v, a in zip(values, arrays)]  # fmt: skip
     return values
@@ -100,13 +100,13 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size < 0 or (size == 0 and length):  # 0 only for a dimension of size 0 (PyTorch)
-            raise backend.ShapeError(f"split: split size must be positive, got {size}")
+            raise array_backend.ShapeError(f"split: split size must be positive, got {size}")
         sizes = [builtins.min(size, length - start) for start in range(0, length, size or 1)]
         sizes = sizes or [0]
     else:
         sizes = [int(n) for n in split_size_or_sections]
         if builtins.sum(sizes) != length or builtins.any(n < 0 for n in sizes):
-            raise backend.ShapeError(
+            raise array_backend.ShapeError(
                 f"split: section sizes {sizes} do not add up to the length {length} of dim {axis}"
             )
     pieces, start = [], 0
@@ -498,8 +498,8 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 
 def _triangle_indices(which: Any, row: int, col: int, offset: int, dtype: Any, device: Any):
     if device is not None:
-        backend.as_device(device)
-    dtype = backend.int64 if dtype is None else backend.as_dtype(dtype)
+        array_backend.as_device(device)
+    dtype = array_backend.int64 if dtype is None else array_backend.as_dtype(dtype)
     if row < 0 or col < 0:
         raise RuntimeError(f"row and col must be non-negative, got {row} and {col}")
     rows, cols = which(row, offset, col)
@@ -508,20 +508,20 @@ def _triangle_indices(which: Any, row: int, col: int, offset: int, dtype: Any, d
 
 def result_type(tensor: Any, other: Any) -> Any:
     """The dtype an elementwise op on ``tensor`` and ``other`` gives (PyTorch's promotion)."""
-    return backend.result_type(*(_promotion_operand(v) for v in (tensor, other)))
+    return array_backend.result_type(*(_promotion_operand(v) for v in (tensor, other)))
 
 
 def promote_types(type1: Any, type2: Any) -> Any:
     """The smallest dtype both ``type1`` and ``type2`` convert to without losing category."""
-    one, two = backend.as_dtype(type1), backend.as_dtype(type2)
-    return backend.result_type(np.zeros(1, one), np.zeros(1, two))
+    one, two = array_backend.as_dtype(type1), array_backend.as_dtype(type2)
+    return array_backend.result_type(np.zeros(1, one), np.zeros(1, two))
 
 
 def can_cast(from_: Any, to: Any) -> bool:
     """Whether PyTorch's casting rules allow ``from_`` → ``to``: never to a lower category
     (float → integer, integer → bool)."""
     order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-    return order[backend.as_dtype(from_).kind] <= order[backend.as_dtype(to).kind]
+    return order[array_backend.as_dtype(from_).kind] <= order[array_backend.as_dtype(to).kind]
 
 
 def _promotion_operand(value: Any) -> Any:
@@ -529,7 +529,7 @@ def _promotion_operand(value: Any) -> Any:
         return value._data
     if isinstance(value, (bool, int, float, complex)):
         return value
-    return backend.as_array(value)
+    return array_backend.as_array(value)
 
 
 # --------------------------------------------------------------------------- method spellings

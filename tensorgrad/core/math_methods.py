@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, grad_mode, ops
+from tensorgrad import array_backend, grad_mode, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
@@ -143,7 +143,7 @@ class MathMethods:
         if low is None and high is None:
             raise ValueError("clamp: at least one of min and max must be given")
         bounds = [_raw(b) for b in (low, high) if b is not None]
-        dtype = backend.result_type(self._data, *bounds)  # PyTorch's: int with 2.5 is float32
+        dtype = array_backend.result_type(self._data, *bounds)  # PyTorch's: int with 2.5 is float32
         if dtype != self.dtype or any(getattr(b, "dtype", dtype) != dtype for b in bounds):
             x, low, high = (engine._cast(v, dtype) for v in (self, low, high))
             return apply(ops.Clip(), x, low, high)
@@ -174,7 +174,7 @@ class MathMethods:
         """``value`` where ``mask`` (a bool tensor, broadcast) is True, else ``self``."""
         mask_array = mask._data if isinstance(mask, engine.Tensor) else np.asarray(mask)
         if mask_array.dtype != np.bool_:
-            raise backend.DtypeError(
+            raise array_backend.DtypeError(
                 f"masked_fill: mask must be a bool tensor, got {mask_array.dtype}"
             )
         if isinstance(value, engine.Tensor) and value.ndim:
@@ -190,7 +190,7 @@ class MathMethods:
         if alpha is True or alpha == 1:
             return self + other
         out = self + other * alpha  # in PyTorch's dtype for self + other: bool * 2 is int64
-        dtype = backend.result_type(self._data, _raw(engine.operand(other)))
+        dtype = array_backend.result_type(self._data, _raw(engine.operand(other)))
         return out if out.dtype == dtype else out.to(dtype)
 
     def sub(self, other: Any, alpha: float = 1) -> Any:
@@ -376,7 +376,7 @@ class MathMethods:
             raise TypeError(f"prod: dim must be an int, got {dim!r}")
         x = self if dtype is None else self.to(dtype)
         if dtype is None and x.dtype.kind in "biu":
-            x = x.astype(backend.int64)
+            x = x.astype(array_backend.int64)
         return apply(ops.Prod(dim, keepdim), x)
 
     @numpy_names
@@ -608,14 +608,14 @@ class MathMethods:
         for arg in args:
             if isinstance(arg, engine.Tensor):
                 dtype = arg.dtype
-            elif (isinstance(arg, (str, backend.device)) and not _is_dtype_name(arg)) or (
+            elif (isinstance(arg, (str, array_backend.device)) and not _is_dtype_name(arg)) or (
                 isinstance(arg, int) and not isinstance(arg, bool)
             ):
                 device = arg
             else:
                 dtype = arg
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         result = self.astype(dtype) if dtype is not None else self
         return result.clone() if copy and result is self else result
 
@@ -623,12 +623,12 @@ class MathMethods:
         """This tensor converted to ``dtype`` (differentiable between float types; a cast to
         an integer or bool type gives a tensor without gradient)."""
         try:
-            dtype = backend.as_dtype(dtype)
+            dtype = array_backend.as_dtype(dtype)
         except TypeError as exc:
             raise engine.named_error("to", exc) from exc
         if dtype == self.dtype:
             return self
-        if self.requires_grad and not backend.is_floating(dtype):
+        if self.requires_grad and not array_backend.is_floating(dtype):
             return wrap(self._data.astype(dtype))
         return apply(ops.Cast(dtype), self)
 
@@ -641,7 +641,7 @@ class MathMethods:
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             module, _, name = dtype.rpartition(".")
             if module.endswith("cuda"):
-                raise backend.UnsupportedError(
+                raise array_backend.UnsupportedError(
                     f"type({dtype!r}): tensorgrad runs on the CPU only (see docs/porting.md)"
                 )
             if module not in ("torch", "tensorgrad") or name not in _TYPE_DTYPES:
@@ -656,28 +656,28 @@ class MathMethods:
         return self.astype(other.dtype)
 
     def float(self) -> Any:
-        return self.astype(backend.float32)
+        return self.astype(array_backend.float32)
 
     def double(self) -> Any:
-        return self.astype(backend.float64)
+        return self.astype(array_backend.float64)
 
     def half(self) -> Any:
-        return self.astype(backend.float16)
+        return self.astype(array_backend.float16)
 
     def long(self) -> Any:
-        return self.astype(backend.int64)
+        return self.astype(array_backend.int64)
 
     def int(self) -> Any:
-        return self.astype(backend.int32)
+        return self.astype(array_backend.int32)
 
     def short(self) -> Any:
-        return self.astype(backend.int16)
+        return self.astype(array_backend.int16)
 
     def byte(self) -> Any:
-        return self.astype(backend.uint8)
+        return self.astype(array_backend.uint8)
 
     def bool(self) -> Any:
-        return self.astype(backend.bool_)
+        return self.astype(array_backend.bool_)
 
     # ----------------------------------------------------------------- more of PyTorch's math
     # (issue 22's missing names: inverse trig and hyperbolic, special functions, remainders,
@@ -865,7 +865,7 @@ class MathMethods:
         unchanged, as PyTorch's."""
         other = engine.as_tensor(other)
         _floating_kernel("nextafter", self, other)
-        dtype = backend.result_type(self._data, other._data)
+        dtype = array_backend.result_type(self._data, other._data)
         x = engine._cast(self, dtype)
         after = np.nextafter(x._data, other._data.astype(dtype))
         step = np.where(np.isfinite(after) & np.isfinite(x._data), after - x._data, 0)
@@ -1199,23 +1199,23 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
 
 #: PyTorch's legacy tensor type names by dtype (``Tensor.type()``)
 _TYPE_DTYPES: dict[str, Any] = {
-    "FloatTensor": backend.float32,
-    "DoubleTensor": backend.float64,
-    "HalfTensor": backend.float16,
-    "LongTensor": backend.int64,
-    "IntTensor": backend.int32,
-    "ShortTensor": backend.int16,
-    "CharTensor": backend.int8,
-    "ByteTensor": backend.uint8,
-    "BoolTensor": backend.bool_,
+    "FloatTensor": array_backend.float32,
+    "DoubleTensor": array_backend.float64,
+    "HalfTensor": array_backend.float16,
+    "LongTensor": array_backend.int64,
+    "IntTensor": array_backend.int32,
+    "ShortTensor": array_backend.int16,
+    "CharTensor": array_backend.int8,
+    "ByteTensor": array_backend.uint8,
+    "BoolTensor": array_backend.bool_,
 }
-_TYPE_NAMES = {backend.as_dtype(d): f"torch.{name}" for name, d in _TYPE_DTYPES.items()}
+_TYPE_NAMES = {array_backend.as_dtype(d): f"torch.{name}" for name, d in _TYPE_DTYPES.items()}
 
 
 def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
-    return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
+    return x if x.dtype.kind == "f" else x.astype(array_backend.DEFAULT_FLOAT)
 
 
 def floating_kernel(name: str, x: Any) -> Any:
@@ -1258,7 +1258,7 @@ def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
     ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     if ax is NotImplemented or ay is NotImplemented:
         return NotImplemented
-    dtype = backend.result_type(ax, ay)
+    dtype = array_backend.result_type(ax, ay)
     no_bool_kernel(op_type.name, dtype)
     check_integer_divisor(op_type.name, dtype, ay, ax)
     return binary(op_type, x, y)
@@ -1270,7 +1270,7 @@ def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:
     x, y = engine.operand(x), engine.operand(y)
     if x is NotImplemented or y is NotImplemented:
         return NotImplemented
-    dtype = backend.result_type(_raw(x), _raw(y))
+    dtype = array_backend.result_type(_raw(x), _raw(y))
     no_bool_kernel(f"div_{rounding_mode}", dtype)
     check_integer_divisor("div", dtype, _raw(y), _raw(x))
     x, y = engine._cast(x, dtype), engine._cast(y, dtype)
@@ -1328,7 +1328,7 @@ def _bound(value: Any) -> Any:
         return value
     if isinstance(value, np.ndarray):
         return value
-    return backend.scalar_operand(value)
+    return array_backend.scalar_operand(value)
 
 
 def check_matmul_dtypes(x: Any, y: Any) -> None:
@@ -1337,7 +1337,7 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
     data is a bug to report, not to promote silently."""
     x_dtype, y_dtype = (getattr(_raw(v), "dtype", None) for v in (x, y))
     if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
-        raise backend.DtypeError(
+        raise array_backend.DtypeError(
             f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
             f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
         )
@@ -1346,10 +1346,10 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
 def _reduction_input(name: str, x: Any, dtype: Any, dim: Any) -> Any:
     """``x`` in a reduction's ``dtype=``; PyTorch refuses an integer one for a tensor that
     requires grad (the gradient would have nowhere to go)."""
-    target = backend.as_dtype(dtype)
+    target = array_backend.as_dtype(dtype)
     if dim is not None:  # PyTorch checks the dims first
         reduction_axes(_all_if_empty(dim), x.ndim, name)
-    if x.requires_grad and grad_mode.is_grad_enabled() and not backend.is_floating(target):
+    if x.requires_grad and grad_mode.is_grad_enabled() and not array_backend.is_floating(target):
         raise RuntimeError(f"{name}: autograd does not support dtype {target} (x requires grad)")
     return x.to(target)
 
@@ -1360,7 +1360,11 @@ def _valid_dim(dim: Any, ndim: int) -> bool:
 
 def _in_dtype(result: Any, dtype: Any) -> Any:
     """A reduction's result in the ``dtype=`` asked for: NumPy sums small integers in int64."""
-    return result if dtype is None or result.dtype == backend.as_dtype(dtype) else result.to(dtype)
+    return (
+        result
+        if dtype is None or result.dtype == array_backend.as_dtype(dtype)
+        else result.to(dtype)
+    )
 
 
 def _nonempty_dims(name: str, x: Any, dim: Any) -> None:
@@ -1398,7 +1402,7 @@ def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
     takes it as a bool (``add(True, True, alpha=2)`` is True, not 3)."""
     if alpha is True or (alpha == 1 and not isinstance(alpha, float)):
         return alpha
-    dtype = backend.result_type(_raw(x), _raw(engine.operand(other)))
+    dtype = array_backend.result_type(_raw(x), _raw(engine.operand(other)))
     if isinstance(alpha, bool) and dtype != np.bool_:
         raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results, got {dtype}")
     if isinstance(alpha, float) and dtype.kind != "f":
@@ -1444,7 +1448,7 @@ def _is_dtype_name(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        backend.as_dtype(value)
+        array_backend.as_dtype(value)
     except TypeError:
         return False
     return True
@@ -1474,9 +1478,9 @@ def _float_operands(x: Any, y: Any) -> tuple[Any, Any]:
     y = engine.operand(y)
     if y is NotImplemented:
         raise TypeError(f"expected a tensor or a number, got {type(y).__name__}")
-    dtype = backend.result_type(x._data, _raw(y))
+    dtype = array_backend.result_type(x._data, _raw(y))
     if dtype.kind != "f":
-        dtype = backend.DEFAULT_FLOAT
+        dtype = array_backend.DEFAULT_FLOAT
     x = engine._cast(x, dtype)
     y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
     return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
@@ -1485,7 +1489,7 @@ def _float_operands(x: Any, y: Any) -> tuple[Any, Any]:
 def _floating_kernel(name: str, *operands: Any) -> None:
     """PyTorch has no integer kernel for ``name``: refuse integer and bool operands as it
     does, by name (NumPy would compute something)."""
-    dtype = backend.result_type(*(_raw(engine.operand(v)) for v in operands))
+    dtype = array_backend.result_type(*(_raw(engine.operand(v)) for v in operands))
     if dtype.kind != "f":
         raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
 
@@ -1499,7 +1503,7 @@ def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
     y = engine.operand(y)
     if y is NotImplemented:
         raise TypeError(f"expected a tensor or a number, got {type(y).__name__}")
-    dtype = backend.result_type(x._data, _raw(y))
+    dtype = array_backend.result_type(x._data, _raw(y))
     x = engine._cast(x, dtype)
     y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
     return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
@@ -1508,7 +1512,7 @@ def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
 def _same_dtype(name: str, x: Any, y: Any) -> None:
     """PyTorch's refusal of two dtypes where an op computes in one (``isclose``, ``mv``)."""
     if _raw(x).dtype != np.asarray(_raw(y)).dtype:
-        raise backend.DtypeError(
+        raise array_backend.DtypeError(
             f"{name}: expected both inputs to have the same dtype, but got {_raw(x).dtype} "
             f"and {np.asarray(_raw(y)).dtype}"
         )
@@ -1516,7 +1520,7 @@ def _same_dtype(name: str, x: Any, y: Any) -> None:
 
 def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
     other = _raw(engine.operand(y))
-    dtype = backend.result_type(x._data, other)
+    dtype = array_backend.result_type(x._data, other)
     if dtype.kind not in "biu":
         raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
     if name.endswith("shift") and dtype == np.bool_:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.args import shape_args
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.generator import numpy_generator
@@ -24,7 +24,7 @@ from tensorgrad.grad_mode import no_grad
 
 
 def _rng(generator: Any, what: str) -> np.random.Generator:
-    return numpy_generator(generator, what) or backend.rng()
+    return numpy_generator(generator, what) or array_backend.rng()
 
 
 def _array(value: Any) -> np.ndarray:
@@ -192,7 +192,7 @@ def normal(
     ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``, or
     ``normal(mean, std, size)`` with numbers (the default float dtype unless ``dtype``)."""
     if device is not None:
-        backend.as_device(device)
+        array_backend.as_device(device)
     rng = _rng(generator, "normal")
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     if not tensors:
@@ -203,7 +203,7 @@ def normal(
         if not std >= 0.0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         shape = shape_args((size,), "size")
-        out_dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+        out_dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         result = wrap(rng.normal(float(mean), float(std), shape).astype(out_dtype))
         return result.requires_grad_(True) if requires_grad else result
     if size is not None:
@@ -213,7 +213,7 @@ def normal(
             raise NotImplementedError(
                 f"normal: not implemented for {t.dtype} tensors (floating point only)"
             )
-    out_dtype = backend.as_dtype(dtype) or np.result_type(*[t.dtype for t in tensors])
+    out_dtype = array_backend.as_dtype(dtype) or np.result_type(*[t.dtype for t in tensors])
     mean_a, std_a = _array(mean), _array(std)
     if std_a.size and not np.all(std_a >= 0):
         bad = float(np.min(std_a))

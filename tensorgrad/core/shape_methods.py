@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names, shape_args
 from tensorgrad.core.engine import apply, wrap
@@ -62,7 +62,7 @@ class ShapeMethods:
         if self.ndim == 0:  # dims 0 and -1 only, as PyTorch's
             return self.reshape(1)
         if start > end:
-            raise backend.ShapeError(
+            raise array_backend.ShapeError(
                 f"flatten: start_dim {start_dim} comes after end_dim {end_dim}"
             )
         shape = self.shape
@@ -354,7 +354,7 @@ class ShapeMethods:
                 f"index_select(): Index to scalar can have only 1 value, got {indices.size}"
             )
         if indices.size and (indices.min() < 0 or indices.max() >= size):  # no negative ones
-            raise backend.IndexRangeError(
+            raise array_backend.IndexRangeError(
                 f"index_select: index out of range in self: indices {indices.min()}.."
                 f"{indices.max()} for dimension {axis} of size {size}"
             )

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import autograd, backend, ops
+from tensorgrad import array_backend, autograd, ops
 from tensorgrad.autograd import forward_ad
 from tensorgrad.core import engine, forward
 from tensorgrad.core.functions import stack
@@ -610,12 +610,12 @@ def vmap(
             )
         (batch,) = sizes
         # "same": every slice draws the same numbers (the generator rewound for each)
-        rewind = backend.rng().bit_generator.state if randomness == "same" else None
+        rewind = array_backend.rng().bit_generator.state if randomness == "same" else None
         results = []
         with _random_guard(randomness):
             for b in range(batch):
                 if rewind is not None:
-                    backend.rng().bit_generator.state = rewind
+                    array_backend.rng().bit_generator.state = rewind
                 picked = [
                     leaf if d is None else leaf[(slice(None),) * (d % leaf.ndim) + (b,)]
                     for leaf, d in zip(leaves, dims, strict=True)
@@ -658,13 +658,13 @@ class _random_guard:
         self.randomness = randomness
 
     def __enter__(self) -> None:
-        self._previous = backend.random_refusal
+        self._previous = array_backend.random_refusal
         if self.randomness == "error":
-            backend.random_refusal = (
+            array_backend.random_refusal = (
                 "vmap: called random operation while in randomness error mode. Please either "
                 "use the 'same' or 'different' randomness flags on vmap or perform the "
                 "randomness operation out of vmap"
             )
 
     def __exit__(self, *exc: object) -> None:
-        backend.random_refusal = self._previous
+        array_backend.random_refusal = self._previous

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.generator import numpy_generator
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
@@ -171,7 +171,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 
 def _rng(generator: Any, what: str) -> np.random.Generator:
-    return numpy_generator(generator, what) or backend.rng()
+    return numpy_generator(generator, what) or array_backend.rng()
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:

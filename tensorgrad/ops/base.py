@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tensorgrad.backend import ShapeError
+from tensorgrad.array_backend import ShapeError
 
 
 class Op(ABC):

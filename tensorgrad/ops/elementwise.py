@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.backend import ShapeError
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 

@@ -9,7 +9,7 @@ contiguous tensor, a transposed view or a strided view, and runs the very same c
 The two must agree:
 
 * where PyTorch raises, tensorgrad raises an exception of PyTorch's type (a subclass is
-  fine: ``backend.ShapeError`` is a RuntimeError and a ValueError), so code that catches
+  fine: ``array_backend.ShapeError`` is a RuntimeError and a ValueError), so code that catches
   PyTorch's exception catches ours;
 * where PyTorch returns, tensorgrad returns the same dtypes, shapes and values (NaN where
   PyTorch has NaN; float32 within a tolerance that grows with the number of elements an

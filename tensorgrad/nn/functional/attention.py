@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import tensor_of
@@ -79,9 +79,9 @@ def scaled_dot_product_attention(
         if dropout_p == 1.0:
             dropout = np.zeros(scores_shape, dtype=q.dtype)
         else:
-            dropout = (backend.rng().random(scores_shape, dtype=np.float32) >= dropout_p).astype(
-                q.dtype
-            )
+            dropout = (
+                array_backend.rng().random(scores_shape, dtype=np.float32) >= dropout_p
+            ).astype(q.dtype)
             dropout *= 1.0 / (1.0 - dropout_p)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     op = ops.ScaledDotProductAttention(scale, causal=bool(is_causal))

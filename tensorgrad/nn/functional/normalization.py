@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
@@ -78,7 +78,7 @@ def layer_norm(
             "layer_norm: expected normalized_shape to be at least 1-dimensional, got []"
         )
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
-        raise backend.ShapeError(
+        raise array_backend.ShapeError(
             f"layer_norm: input of shape {x.shape} does not end with normalized_shape {shape}"
         )
     floating_kernel("layer_norm", x)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
@@ -186,8 +186,8 @@ class MultiheadAttention(Module):
                 "MultiheadAttention: add_bias_kv and add_zero_attn are not supported by tensorgrad"
             )
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -197,17 +197,17 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(backend.zeros((3 * embed_dim, embed_dim), dtype))
+            self.in_proj_weight = Parameter(array_backend.zeros((3 * embed_dim, embed_dim), dtype))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         else:
-            self.q_proj_weight = Parameter(backend.zeros((embed_dim, embed_dim), dtype))
-            self.k_proj_weight = Parameter(backend.zeros((embed_dim, self.kdim), dtype))
-            self.v_proj_weight = Parameter(backend.zeros((embed_dim, self.vdim), dtype))
+            self.q_proj_weight = Parameter(array_backend.zeros((embed_dim, embed_dim), dtype))
+            self.k_proj_weight = Parameter(array_backend.zeros((embed_dim, self.kdim), dtype))
+            self.v_proj_weight = Parameter(array_backend.zeros((embed_dim, self.vdim), dtype))
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(backend.zeros((3 * embed_dim,), dtype))
+            self.in_proj_bias = Parameter(array_backend.zeros((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)

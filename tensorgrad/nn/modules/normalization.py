@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn.modules.module import Module
@@ -30,16 +30,16 @@ class LayerNorm(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         shape = (
             (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         )
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(backend.ones(shape, dtype))
-            self.bias = Parameter(backend.zeros(shape, dtype)) if bias else None
+            self.weight = Parameter(array_backend.ones(shape, dtype))
+            self.bias = Parameter(array_backend.zeros(shape, dtype)) if bias else None
         else:
             self.weight = self.bias = None
 
@@ -71,13 +71,13 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         self.num_groups, self.num_channels, self.eps, self.affine = (
             num_groups, num_channels, eps, affine)  # fmt: skip
         if affine:
-            self.weight = Parameter(backend.ones((num_channels,), dtype))
-            self.bias = Parameter(backend.zeros((num_channels,), dtype))
+            self.weight = Parameter(array_backend.ones((num_channels,), dtype))
+            self.bias = Parameter(array_backend.zeros((num_channels,), dtype))
         else:
             self.weight = self.bias = None
 
@@ -102,14 +102,14 @@ class RMSNorm(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         shape = (
             (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         )
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
-        self.weight = Parameter(backend.ones(shape, dtype)) if elementwise_affine else None
+        self.weight = Parameter(array_backend.ones(shape, dtype)) if elementwise_affine else None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
@@ -151,18 +151,20 @@ class _InstanceNorm(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(backend.ones((num_features,), dtype))
-            self.bias = Parameter(backend.zeros((num_features,), dtype))
+            self.weight = Parameter(array_backend.ones((num_features,), dtype))
+            self.bias = Parameter(array_backend.zeros((num_features,), dtype))
         else:
             self.weight = self.bias = None
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor(backend.zeros((num_features,), dtype)))
-            self.register_buffer("running_var", Tensor(backend.ones((num_features,), dtype)))
+            self.register_buffer(
+                "running_mean", Tensor(array_backend.zeros((num_features,), dtype))
+            )
+            self.register_buffer("running_var", Tensor(array_backend.ones((num_features,), dtype)))
             self.register_buffer("num_batches_tracked", Tensor(np.zeros((), np.int64)))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None

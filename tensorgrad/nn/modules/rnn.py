@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import cat, stack
 from tensorgrad.core.tensor import Tensor
@@ -121,8 +121,8 @@ class RNNBase(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         if (
             not isinstance(dropout, numbers.Number)
             or isinstance(dropout, bool)
@@ -177,7 +177,7 @@ class RNNBase(Module):
                         (f"bias_hh_l{layer}{suffix}", (gate_size,)),
                     ]
                 for name, shape in shapes:
-                    setattr(self, name, Parameter(backend.zeros(shape, dtype)))
+                    setattr(self, name, Parameter(array_backend.zeros(shape, dtype)))
                 names = [name for name, _ in shapes]
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -410,17 +410,17 @@ class RNNCellBase(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         gates = num_chunks * hidden_size
-        self.weight_ih = Parameter(backend.zeros((gates, input_size), dtype))
-        self.weight_hh = Parameter(backend.zeros((gates, hidden_size), dtype))
+        self.weight_ih = Parameter(array_backend.zeros((gates, input_size), dtype))
+        self.weight_hh = Parameter(array_backend.zeros((gates, hidden_size), dtype))
         if bias:
-            self.bias_ih = Parameter(backend.zeros((gates,), dtype))
-            self.bias_hh = Parameter(backend.zeros((gates,), dtype))
+            self.bias_ih = Parameter(array_backend.zeros((gates,), dtype))
+            self.bias_hh = Parameter(array_backend.zeros((gates,), dtype))
         else:
             self.bias_ih = self.bias_hh = None
         self.reset_parameters()

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
@@ -40,7 +40,7 @@ def _get_clones(module: Module, n: int) -> ModuleList:
 
 
 def _generate_square_subsequent_mask(size: int, dtype: Any = None) -> Tensor:
-    dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+    dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
     return Tensor(np.triu(np.full((size, size), -np.inf, dtype=dtype), 1))
 
 
@@ -405,7 +405,7 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
         """The (sz, sz) causal mask: −inf above the diagonal, 0 on and below it."""
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         return _generate_square_subsequent_mask(sz, dtype)
 
     def _reset_parameters(self) -> None:
