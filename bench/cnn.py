@@ -575,7 +575,7 @@ def run(args: argparse.Namespace) -> str:
             "**Each alone in its own process** (median of "
             f"{alone_rounds} timings each): the interleaved tables above run PyTorch in "
             "tensorgrad's process, where tensorgrad's malloc settings (freed memory kept for "
-            "the next arrays, `backend.keep_freed_memory`) make PyTorch faster too; here "
+            "the next arrays, `array_backend.keep_freed_memory`) make PyTorch faster too; here "
             "PyTorch runs with glibc's malloc as its users get it. One timing after the "
             "other, not interleaved: noisier than the tables above.\n",
             separate_table(sizes, alone_rounds),

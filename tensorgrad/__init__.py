@@ -17,8 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from tensorgrad import autograd, backend
-from tensorgrad.backend import (
+from tensorgrad import array_backend, autograd
+from tensorgrad.array_backend import (
     UnsupportedError,
     bool_,
     device,
@@ -90,7 +90,7 @@ from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
 
-backend.keep_freed_memory()  # speed, process-wide: its docstring says why
+array_backend.keep_freed_memory()  # speed, process-wide: its docstring says why
 
 float = float32
 double = float64
@@ -167,15 +167,15 @@ def __dir__() -> list[str]:
 
 def get_default_dtype() -> Any:
     """The dtype of tensors made from Python floats (float32 unless changed)."""
-    return backend.DEFAULT_FLOAT
+    return array_backend.DEFAULT_FLOAT
 
 
 def set_default_dtype(d: Any) -> None:
     """Make Python floats become ``d`` (float32 or float64), as PyTorch's."""
-    resolved = backend.as_dtype(d)
+    resolved = array_backend.as_dtype(d)
     if resolved not in (float32, float64):
         raise TypeError(f"set_default_dtype: only float32 or float64, got {resolved}")
-    backend.DEFAULT_FLOAT = resolved
+    array_backend.DEFAULT_FLOAT = resolved
 
 
 __all__ = [
@@ -186,7 +186,7 @@ __all__ = [
     "arange",
     "as_tensor",
     "autograd",
-    "backend",
+    "array_backend",
     "backward",
     "bool_",
     "cat",

@@ -32,11 +32,11 @@ def test_the_state_is_a_snapshot_and_survives_save_and_load(tmp_path):
 
 
 def test_the_generator_keeps_its_identity():
-    generator = tg.backend.rng()
+    generator = tg.array_backend.rng()
     state = tg.get_rng_state()
     value = generator.random()
     tg.set_rng_state(state)
-    assert tg.backend.rng() is generator and generator.random() == value
+    assert tg.array_backend.rng() is generator and generator.random() == value
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad.backend import UnsupportedError
+from tensorgrad.array_backend import UnsupportedError
 from tensorgrad.compat.unsupported import UnsupportedAttributeError
 
 

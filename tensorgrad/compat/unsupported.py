@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad.backend import UnsupportedError
+from tensorgrad.array_backend import UnsupportedError
 
 _DTYPES = (
     "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "bfloat16",

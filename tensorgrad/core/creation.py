@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.args import check_fill_value, shape_args, size_args
 from tensorgrad.core.generator import numpy_generator, restore_state, state_tensor
 from tensorgrad.core.tensor import Tensor
@@ -18,7 +18,7 @@ from tensorgrad.core.tensor import Tensor
 
 def _make(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
     if device is not None:
-        backend.as_device(device)
+        array_backend.as_device(device)
     t = Tensor(array)
     if requires_grad:
         t.requires_grad_(True)
@@ -39,30 +39,34 @@ def tensor(
     """
     if isinstance(data, Tensor):
         data = data._data
-    return _make(backend.as_array(data, dtype, copy=True), requires_grad, device)
+    return _make(array_backend.as_array(data, dtype, copy=True), requires_grad, device)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """``data`` as a tensor, sharing memory where it can: a Tensor of the right dtype is
     returned as it is, an array of the right dtype is wrapped without a copy."""
     if isinstance(data, Tensor):
-        return data if dtype is None or data.dtype == backend.as_dtype(dtype) else data.to(dtype)
-    return _make(backend.as_array(data, dtype), False, device)
+        return (
+            data if dtype is None or data.dtype == array_backend.as_dtype(dtype) else data.to(dtype)
+        )
+    return _make(array_backend.as_array(data, dtype), False, device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing ``array``'s memory (changes to one are seen by the other)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected an np.ndarray, got {type(array).__name__}")
-    return Tensor(backend.as_array(array))
+    return Tensor(array_backend.as_array(array))
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.zeros(size_args(size, "zeros"), _dtype(dtype)), requires_grad, device)
+    return _make(
+        array_backend.zeros(size_args(size, "zeros"), _dtype(dtype)), requires_grad, device
+    )
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _make(backend.ones(size_args(size, "ones"), _dtype(dtype)), requires_grad, device)
+    return _make(array_backend.ones(size_args(size, "ones"), _dtype(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -78,26 +82,28 @@ def full(
         fill_value = fill_value.item()
     check_fill_value(fill_value, "full")
     size = (size,) if isinstance(size, int) else size
-    dtype = backend.as_dtype(dtype) or backend.as_array(fill_value).dtype
-    return _make(backend.full(size_args((size,), "full"), fill_value, dtype), requires_grad, device)
+    dtype = array_backend.as_dtype(dtype) or array_backend.as_array(fill_value).dtype
+    return _make(
+        array_backend.full(size_args((size,), "full"), fill_value, dtype), requires_grad, device
+    )
 
 
 def _like(input: Any) -> Tensor:
-    return input if isinstance(input, Tensor) else Tensor(backend.as_array(input))
+    return input if isinstance(input, Tensor) else Tensor(array_backend.as_array(input))
 
 
 def zeros_like(
     input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     other = _like(input)
-    return _make(backend.zeros(other.shape, dtype or other.dtype), requires_grad, device)
+    return _make(array_backend.zeros(other.shape, dtype or other.dtype), requires_grad, device)
 
 
 def ones_like(
     input: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     other = _like(input)
-    return _make(backend.ones(other.shape, dtype or other.dtype), requires_grad, device)
+    return _make(array_backend.ones(other.shape, dtype or other.dtype), requires_grad, device)
 
 
 def empty_like(
@@ -151,7 +157,7 @@ def arange(
             f"arange: upper bound and lower bound inconsistent with step sign "
             f"(start {low}, end {high}, step {step})"
         )
-    return _make(backend.arange(start, end, step, dtype), requires_grad, device)
+    return _make(array_backend.arange(start, end, step, dtype), requires_grad, device)
 
 
 def linspace(
@@ -165,7 +171,7 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    return _make(backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
+    return _make(array_backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
 
 
 def eye(
@@ -175,7 +181,7 @@ def eye(
         raise RuntimeError(f"eye: n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"eye: m must be greater or equal to 0, got {m}")
-    return _make(backend.eye(n, m, _dtype(dtype)), requires_grad, device)
+    return _make(array_backend.eye(n, m, _dtype(dtype)), requires_grad, device)
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -183,14 +189,18 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     """Uniform samples in [0, 1) from ``generator`` (a :class:`~tensorgrad.Generator`), else
     from the global generator seeded by ``manual_seed``."""
     rng = numpy_generator(generator, "rand")
-    return _make(backend.rand(size_args(size, "rand"), _dtype(dtype), rng), requires_grad, device)
+    return _make(
+        array_backend.rand(size_args(size, "rand"), _dtype(dtype), rng), requires_grad, device
+    )
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal samples from ``generator``, else from the global generator."""
     rng = numpy_generator(generator, "randn")
-    return _make(backend.randn(size_args(size, "randn"), _dtype(dtype), rng), requires_grad, device)
+    return _make(
+        array_backend.randn(size_args(size, "randn"), _dtype(dtype), rng), requires_grad, device
+    )
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -202,7 +212,9 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     rng = numpy_generator(generator, "randperm")
-    order = backend.randperm(int(n), backend.as_dtype(dtype) or backend.int64, rng)
+    order = array_backend.randperm(
+        int(n), array_backend.as_dtype(dtype) or array_backend.int64, rng
+    )
     return _make(order, requires_grad, device)
 
 
@@ -220,12 +232,14 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     shape = size_args(shape_args((size,)), "randint")
     rng = numpy_generator(generator, "randint")
     return _make(
-        backend.randint(low, high, shape, dtype or backend.int64, rng), requires_grad, device
+        array_backend.randint(low, high, shape, dtype or array_backend.int64, rng),
+        requires_grad,
+        device,
     )
 
 
 def _dtype(dtype: Any) -> np.dtype:
-    return backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+    return array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
 
 
 # --------------------------------------------------------------------------- random state
@@ -233,7 +247,7 @@ def get_rng_state() -> Tensor:
     """The global generator's state as a 1-D uint8 tensor, as ``torch.get_rng_state`` returns
     it: a snapshot (the generator's state as JSON text) that :func:`set_rng_state` restores and
     ``tg.save`` stores, so that a resumed run draws the same dropout masks as an unbroken one."""
-    return state_tensor(backend.rng())
+    return state_tensor(array_backend.rng())
 
 
 def set_rng_state(new_state: Any) -> None:
@@ -241,7 +255,7 @@ def set_rng_state(new_state: Any) -> None:
 
     Like ``torch.set_rng_state``: anything but a uint8 tensor raises ``TypeError``, a uint8
     tensor that is not such a state raises ``RuntimeError``, and then nothing has changed."""
-    restore_state(backend.rng(), new_state, "set_rng_state", "get_rng_state")
+    restore_state(array_backend.rng(), new_state, "set_rng_state", "get_rng_state")
 
 
 # --------------------------------------------------------------------------- interop
@@ -259,15 +273,15 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
         )
     device = getattr(ext_tensor, "__dlpack_device__", lambda: (1, 0))()
     if int(device[0]) != 1:  # DLPack's kDLCPU
-        raise backend.UnsupportedError(
+        raise array_backend.UnsupportedError(
             f"from_dlpack: the tensor lives on DLPack device type {int(device[0])}, not the CPU; "
             "tensorgrad runs on the CPU only (see docs/porting.md): move it to the CPU first"
         )
     try:
         array = np.from_dlpack(ext_tensor)
     except (BufferError, TypeError, ValueError) as exc:
-        raise backend.UnsupportedError(
+        raise array_backend.UnsupportedError(
             f"from_dlpack: NumPy cannot import this tensor ({exc}); tensors hold bool, integer "
             "or float data (see docs/porting.md)"
         ) from exc
-    return Tensor(backend.as_array(array))
+    return Tensor(array_backend.as_array(array))

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.grad_mode import state as grad_state
 
@@ -166,7 +166,7 @@ def named_error(name: str, exc: Exception) -> Exception:
 
 def as_tensor(value: Any) -> Any:
     """``value`` as a Tensor (returned unchanged when it already is one)."""
-    return value if isinstance(value, Tensor) else Tensor(backend.as_array(value))
+    return value if isinstance(value, Tensor) else Tensor(array_backend.as_array(value))
 
 
 # --------------------------------------------------------------------------- operands
@@ -177,13 +177,13 @@ def operand(value: Any) -> Any:
     if isinstance(value, Tensor) or type(value) in (float, int, bool):
         return value
     if isinstance(value, (np.generic, complex)):
-        return backend.scalar_operand(value)
+        return array_backend.scalar_operand(value)
     if isinstance(value, int):  # a subclass (an IntEnum, x.size): as a plain number
         return int(value)
     if isinstance(value, float):
         return float(value)
     if isinstance(value, (np.ndarray, list, tuple)):
-        return backend.as_array(value)
+        return array_backend.as_array(value)
     return NotImplemented
 
 
@@ -196,12 +196,12 @@ def binary(op_type: type[ops.Op], x: Any, y: Any) -> Any:
         return NotImplemented
     ax = x._data if isinstance(x, Tensor) else x
     ay = y._data if isinstance(y, Tensor) else y
-    if backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
+    if array_backend.needs_promotion(ax, ay) or (op_type is ops.Div and _integral(ax, ay)):
         if op_type is ops.Sub:  # before the cast, which would hide a bool from Sub's refusal
             ops.Sub.refuse_bools("sub", ax, ay)
-        dtype = backend.result_type(ax, ay)
+        dtype = array_backend.result_type(ax, ay)
         if op_type is ops.Div and dtype.kind != "f":
-            dtype = backend.DEFAULT_FLOAT
+            dtype = array_backend.DEFAULT_FLOAT
         # only where NumPy would choose otherwise; its ``power`` has no bool loop and picks
         # int8 for a bool tensor and a Python int, where result_type says int64
         if dtype != np.result_type(ax, ay) or op_type is ops.Pow:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, as_tensor, operand
@@ -30,8 +30,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     x, y = operand(input), operand(other)
     ax = x._data if isinstance(x, engine.Tensor) else x
     ay = y._data if isinstance(y, engine.Tensor) else y
-    if backend.needs_promotion(ax, ay):
-        dtype = backend.result_type(ax, ay)
+    if array_backend.needs_promotion(ax, ay):
+        dtype = array_backend.result_type(ax, ay)
         x, y = engine._cast(x, dtype), engine._cast(y, dtype)
         if not isinstance(x, (engine.Tensor, np.ndarray)) and not isinstance(y, engine.Tensor):
             x = np.asarray(x, dtype)  # two numbers: NumPy would make 0.0 and 0 float64
@@ -76,7 +76,7 @@ def _common(tensors: Sequence[Any], name: str) -> list[Any]:
             raise TypeError(f"{name}: expected a sequence of tensors, got a {type(t).__name__}")
     arrays = [v._data if isinstance(v, engine.Tensor) else np.asarray(v) for v in values]
     if len({a.dtype for a in arrays}) > 1:
-        dtype = backend.result_type(*arrays)
+        dtype = array_backend.result_type(*arrays)
         values = [engine._cast(v if isinstance(v, engine.Tensor) else a, dtype)
                   for v, a in zip(values, arrays)]  # fmt: skip
     return values

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 
 #: the seed of a fresh ``torch.Generator()`` (``default_rng_seed_val`` in PyTorch)
@@ -25,7 +25,7 @@ class Generator:
     """A random-number generator of one's own: ``tg.Generator().manual_seed(0)``."""
 
     def __init__(self, device: Any = "cpu") -> None:
-        self.device = backend.as_device(device)
+        self.device = array_backend.as_device(device)
         self.numpy_generator = np.random.default_rng(DEFAULT_SEED)  #: the NumPy stream it draws
         self._initial_seed = DEFAULT_SEED
 
@@ -72,7 +72,7 @@ def restore_state(generator: np.random.Generator, new_state: Any, what: str, sou
     """Set ``generator`` to a state from :func:`state_tensor`. As PyTorch: anything but a uint8
     tensor raises ``TypeError``, a uint8 tensor that is not such a state ``RuntimeError``, and
     then nothing has changed."""
-    if not isinstance(new_state, Tensor) or new_state.dtype != backend.uint8:
+    if not isinstance(new_state, Tensor) or new_state.dtype != array_backend.uint8:
         got = (
             f"a {new_state.dtype} Tensor"
             if isinstance(new_state, Tensor)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, binary, wrap
@@ -122,7 +122,7 @@ class MathMethods:
         if low is None and high is None:
             raise ValueError("clamp: at least one of min and max must be given")
         bounds = [_raw(b) for b in (low, high) if b is not None]
-        dtype = backend.result_type(self._data, *bounds)  # PyTorch's: int with 2.5 is float32
+        dtype = array_backend.result_type(self._data, *bounds)  # PyTorch's: int with 2.5 is float32
         if dtype != self.dtype or any(getattr(b, "dtype", dtype) != dtype for b in bounds):
             x, low, high = (engine._cast(v, dtype) for v in (self, low, high))
             return apply(ops.Clip(), x, low, high)
@@ -184,7 +184,7 @@ class MathMethods:
             raise ValueError(
                 f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
             )
-        dtype = backend.result_type(self._data, _raw(other))
+        dtype = array_backend.result_type(self._data, _raw(other))
         check_integer_divisor("div", dtype, other)
         quotient = (self / other).detach()
         rounded = np.floor(quotient._data) if rounding_mode == "floor" else np.trunc(quotient._data)
@@ -471,14 +471,14 @@ class MathMethods:
         for arg in args:
             if isinstance(arg, engine.Tensor):
                 dtype = arg.dtype
-            elif (isinstance(arg, (str, backend.device)) and not _is_dtype_name(arg)) or (
+            elif (isinstance(arg, (str, array_backend.device)) and not _is_dtype_name(arg)) or (
                 isinstance(arg, int) and not isinstance(arg, bool)
             ):
                 device = arg
             else:
                 dtype = arg
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         result = self.astype(dtype) if dtype is not None else self
         return result.clone() if copy and result is self else result
 
@@ -486,12 +486,12 @@ class MathMethods:
         """This tensor converted to ``dtype`` (differentiable between float types; a cast to
         an integer or bool type gives a tensor without gradient)."""
         try:
-            dtype = backend.as_dtype(dtype)
+            dtype = array_backend.as_dtype(dtype)
         except TypeError as exc:
             raise engine.named_error("to", exc) from exc
         if dtype == self.dtype:
             return self
-        if self.requires_grad and not backend.is_floating(dtype):
+        if self.requires_grad and not array_backend.is_floating(dtype):
             return wrap(self._data.astype(dtype))
         return apply(ops.Cast(dtype), self)
 
@@ -502,35 +502,35 @@ class MathMethods:
         return self.astype(other.dtype)
 
     def float(self) -> Any:
-        return self.astype(backend.float32)
+        return self.astype(array_backend.float32)
 
     def double(self) -> Any:
-        return self.astype(backend.float64)
+        return self.astype(array_backend.float64)
 
     def half(self) -> Any:
-        return self.astype(backend.float16)
+        return self.astype(array_backend.float16)
 
     def long(self) -> Any:
-        return self.astype(backend.int64)
+        return self.astype(array_backend.int64)
 
     def int(self) -> Any:
-        return self.astype(backend.int32)
+        return self.astype(array_backend.int32)
 
     def short(self) -> Any:
-        return self.astype(backend.int16)
+        return self.astype(array_backend.int16)
 
     def byte(self) -> Any:
-        return self.astype(backend.uint8)
+        return self.astype(array_backend.uint8)
 
     def bool(self) -> Any:
-        return self.astype(backend.bool_)
+        return self.astype(array_backend.bool_)
 
 
 # --------------------------------------------------------------------------- helpers
 def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
     which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
-    return x if x.dtype.kind == "f" else x.astype(backend.DEFAULT_FLOAT)
+    return x if x.dtype.kind == "f" else x.astype(array_backend.DEFAULT_FLOAT)
 
 
 def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any) -> None:
@@ -556,7 +556,7 @@ def _bound(value: Any) -> Any:
         return value
     if isinstance(value, np.ndarray):
         return value
-    return backend.scalar_operand(value)
+    return array_backend.scalar_operand(value)
 
 
 def _check_ndim(name: str, x: Any, ndim: int, what: str) -> None:
@@ -594,7 +594,7 @@ def _is_dtype_name(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        backend.as_dtype(value)
+        array_backend.as_dtype(value)
     except TypeError:
         return False
     return True

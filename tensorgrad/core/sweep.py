@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core import engine
 from tensorgrad.core.engine import TENSOR_TYPES, node_tensor, state, wrap
 from tensorgrad.grad_mode import enable_grad, no_grad
@@ -177,7 +177,9 @@ def seed(root: Any, gradient: Any, create_graph: bool, caller: str) -> Any:
         seed_tensor = gradient
     else:
         array = (
-            gradient._data if isinstance(gradient, engine.Tensor) else backend.as_array(gradient)
+            gradient._data
+            if isinstance(gradient, engine.Tensor)
+            else array_backend.as_array(gradient)
         )
         seed_tensor = wrap(np.array(array, dtype=root.dtype, copy=True))
     if seed_tensor.shape != root.shape:

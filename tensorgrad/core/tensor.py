@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
@@ -57,23 +57,23 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         self, *data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> None:
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         if len(data) == 1 and isinstance(data[0], Tensor):
             array = data[0]._data if dtype is None else data[0]._data.astype(dtype)
         elif len(data) == 1 and type(data[0]) is not int:
             value = data[0]
             if isinstance(value, (list, tuple)):
-                array = backend.as_array(value, dtype or backend.DEFAULT_FLOAT)
+                array = array_backend.as_array(value, dtype or array_backend.DEFAULT_FLOAT)
             elif type(value) in (float, bool):
                 raise TypeError(
                     f"Tensor(): data must be a sequence or an array, got {type(value).__name__} "
                     "(tg.tensor(value) makes a 0-d tensor)"
                 )
             else:
-                array = backend.as_array(value, dtype)
+                array = array_backend.as_array(value, dtype)
         else:  # sizes, as ints (none: an empty tensor, as PyTorch's Tensor())
             shape = shape_args(data) if data else (0,)
-            array = backend.zeros(shape, dtype or backend.DEFAULT_FLOAT)
+            array = array_backend.zeros(shape, dtype or array_backend.DEFAULT_FLOAT)
         self._data = array
         self._grad: Any = None  # see engine.grad_array
         self._node: ops.Op | None = None
@@ -95,7 +95,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     @data.setter
     def data(self, value: Any) -> None:
-        self._data = value._data if isinstance(value, Tensor) else backend.as_array(value)
+        self._data = value._data if isinstance(value, Tensor) else array_backend.as_array(value)
         engine.mark_changed((self,))
 
     @property
@@ -110,7 +110,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def grad(self, value: Any) -> None:
         if value is not None:
             value = (
-                value if isinstance(value, Tensor) else Tensor(backend.as_array(value, self.dtype))
+                value
+                if isinstance(value, Tensor)
+                else Tensor(array_backend.as_array(value, self.dtype))
             )
             if value.shape != self.shape:
                 raise ValueError(
@@ -134,8 +136,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self._data.dtype
 
     @property
-    def device(self) -> backend.device:
-        return backend.CPU
+    def device(self) -> array_backend.device:
+        return array_backend.CPU
 
     is_cuda = False
 
@@ -198,7 +200,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf in place; returns the tensor."""
-        if requires_grad and not backend.is_floating(self.dtype):
+        if requires_grad and not array_backend.is_floating(self.dtype):
             raise RuntimeError(
                 "requires_grad: only floating-point tensors can require gradients, "
                 f"this one is {self.dtype}"
@@ -253,7 +255,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         is given: ``tg.tensor(data, dtype=self.dtype)``."""
         if isinstance(data, Tensor):
             data = data._data
-        array = backend.as_array(data, self.dtype if dtype is None else dtype, copy=True)
+        array = array_backend.as_array(data, self.dtype if dtype is None else dtype, copy=True)
         return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_zeros(
@@ -261,7 +263,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     ) -> Tensor:
         """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
         shape = size_args(size, "new_zeros")
-        array = backend.zeros(shape, self._dtype_or(dtype))
+        array = array_backend.zeros(shape, self._dtype_or(dtype))
         return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_ones(
@@ -269,7 +271,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     ) -> Tensor:
         """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
         shape = size_args(size, "new_ones")
-        array = backend.ones(shape, self._dtype_or(dtype))
+        array = array_backend.ones(shape, self._dtype_or(dtype))
         return Tensor(array, device=device, requires_grad=requires_grad)
 
     def new_empty(
@@ -291,12 +293,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             fill_value = fill_value.item()
         check_fill_value(fill_value, "new_full")
         shape = size_args(((size,) if isinstance(size, int) else size,), "new_full")
-        array = backend.full(shape, fill_value, self._dtype_or(dtype))
+        array = array_backend.full(shape, fill_value, self._dtype_or(dtype))
         return Tensor(array, device=device, requires_grad=requires_grad)
 
     def _dtype_or(self, dtype: Any) -> np.dtype:
         """``dtype`` as a NumPy dtype, this tensor's when None (for the ``new_*`` methods)."""
-        return self.dtype if dtype is None else backend.as_dtype(dtype)
+        return self.dtype if dtype is None else array_backend.as_dtype(dtype)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
         return self if self._data.flags.c_contiguous else self.clone()
@@ -313,7 +315,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self
 
     def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
-        raise backend.UnsupportedError(
+        raise array_backend.UnsupportedError(
             "cuda(): tensorgrad runs on the CPU only (see docs/porting.md); use .to('cpu')"
         )
 
@@ -334,8 +336,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         extras = []
         if self._data.size == 0 and self.shape != (0,):
             extras.append(f"size={self.shape}")
-        implied = self.dtype == backend.DEFAULT_FLOAT or (
-            self._data.size and self.dtype in (backend.int64, backend.bool_)
+        implied = self.dtype == array_backend.DEFAULT_FLOAT or (
+            self._data.size and self.dtype in (array_backend.int64, array_backend.bool_)
         )  # PyTorch's rule for when repr shows the dtype
         if not implied:
             extras.append(f"dtype={self.dtype}")
@@ -482,7 +484,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
 
     def __mod__(self, other: Any) -> Tensor:
         other_data = other._data if isinstance(other, Tensor) else other
-        check_integer_divisor("remainder", backend.result_type(self._data, other_data), other_data)
+        check_integer_divisor(
+            "remainder", array_backend.result_type(self._data, other_data), other_data
+        )
         return wrap(np.mod(self._data, other_data))
 
     def __neg__(self) -> Tensor:
@@ -597,7 +601,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor; the
         gradient flows to ``src``."""
-        value = src if isinstance(src, Tensor) else backend.as_array(src)
+        value = src if isinstance(src, Tensor) else array_backend.as_array(src)
         if isinstance(value, Tensor) and value.dtype != self.dtype:
             value = value.to(self.dtype)
         elif isinstance(value, np.ndarray) and value.dtype != self.dtype:
@@ -625,13 +629,13 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         """Fill with samples from U(a, b) drawn from the global generator."""
         _random_fill_check("uniform_", self)
         with no_grad():
-            return self.copy_(backend.rng().uniform(a, b, self.shape).astype(self.dtype))
+            return self.copy_(array_backend.rng().uniform(a, b, self.shape).astype(self.dtype))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
         """Fill with samples from N(mean, std²) drawn from the global generator."""
         _random_fill_check("normal_", self)
         with no_grad():
-            return self.copy_(backend.rng().normal(mean, std, self.shape).astype(self.dtype))
+            return self.copy_(array_backend.rng().normal(mean, std, self.shape).astype(self.dtype))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value``; recorded (``value``'s gradient flows) when a gradient will be
@@ -683,8 +687,8 @@ def _compare(ufunc: np.ufunc, x: Tensor, y: Any) -> Any:
     if y is NotImplemented:
         return NotImplemented
     a, y = x._data, y._data if isinstance(y, Tensor) else y
-    if backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
-        dtype = backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
+    if array_backend.needs_promotion(a, y):  # compared in PyTorch's result type, as binary ops
+        dtype = array_backend.result_type(a, y)  # are: int32 tensor == -1.9999999999999998 is
         if dtype != np.result_type(a, y):  # compared in float32, where the two are equal
             a, y = engine._cast(a, dtype), engine._cast(y, dtype)
     try:

@@ -48,9 +48,9 @@ def as_generator(generator: Any, what: str) -> np.random.Generator | None:
 def _rng(generator: np.random.Generator | None) -> np.random.Generator:
     if generator is not None:
         return generator
-    from tensorgrad import backend
+    from tensorgrad import array_backend
 
-    return backend.rng()
+    return array_backend.rng()
 
 
 class Sampler:

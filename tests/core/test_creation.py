@@ -1,4 +1,4 @@
-"""Making tensors (``tensorgrad/core/creation.py``, and ``backend.as_array`` under it): the
+"""Making tensors (``tensorgrad/core/creation.py``, and ``array_backend.as_array`` under it): the
 factories, and dtype inference by PyTorch's rules, checked without PyTorch
 (``test_torch_parity.py`` compares with PyTorch itself)."""
 

@@ -177,7 +177,7 @@ def test_an_update_split_over_threads_equals_one_call(active):
 
 _FAULTS = """
 import resource, numpy as np
-from tensorgrad import backend
+from tensorgrad import array_backend
 
 def cycle():
     arrays = [np.ones(1 << 21, np.float32) for _ in range(4)]  # 4 x 8 MiB, then freed
@@ -187,7 +187,7 @@ cycle(); cycle()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(10):
     cycle()
-print(backend.kept_freed_memory, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(array_backend.kept_freed_memory, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 

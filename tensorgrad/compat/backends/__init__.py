@@ -1,6 +1,6 @@
 """``tg.backends``: PyTorch's ``torch.backends`` switches, for ported code.
 
-Not to be confused with ``tensorgrad.backend`` (singular), the array module tensorgrad runs
+Not to be confused with ``tensorgrad.array_backend`` (singular), the array module tensorgrad runs
 on. This package only answers what ported programs ask of PyTorch's backends:
 ``torch.backends.cudnn.deterministic = True`` and ``benchmark = False`` are settable (and
 change nothing: there is no cuDNN), ``torch.backends.mps.is_available()`` is False, and

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import tensor_of
@@ -24,7 +24,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         mask = np.zeros(x.shape, dtype=x.dtype)
     else:
-        keep = backend.rng().random(x.shape, dtype=np.float32) >= p
+        keep = array_backend.rng().random(x.shape, dtype=np.float32) >= p
         mask = keep.astype(x.dtype)
         mask *= 1.0 / (1.0 - p)
     return x.mul_(mask) if inplace else x * mask
@@ -66,7 +66,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     if p == 1.0:
         return x * 0.0
     shape = (*x.shape[:2], *(1,) * (x.ndim - 2))
-    keep = backend.rng().random(shape, dtype=np.float32) >= p
+    keep = array_backend.rng().random(shape, dtype=np.float32) >= p
     mask = keep.astype(x.dtype)
     mask *= 1.0 / (1.0 - p)
     return x * mask

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
@@ -72,7 +72,7 @@ def _class_weights(weight: Any, classes: int, name: str) -> np.ndarray | None:
 
 def _target_like(target: Any, input: Tensor) -> Any:
     """A target that is not a Tensor, as an array of the input's dtype (a constant)."""
-    return target if isinstance(target, Tensor) else backend.as_array(target, input.dtype)
+    return target if isinstance(target, Tensor) else array_backend.as_array(target, input.dtype)
 
 
 def _same_shape(input: Tensor, target: Any, name: str) -> None:
@@ -98,7 +98,7 @@ def _broadcasts_to(extra: Any, input: Tensor, what: str, name: str) -> Any:
         raise RuntimeError(
             f"{name}: {what} of shape {extra_shape} does not broadcast to the input's shape {shape}"
         )
-    return extra if isinstance(extra, Tensor) else backend.as_array(extra, input.dtype)
+    return extra if isinstance(extra, Tensor) else array_backend.as_array(extra, input.dtype)
 
 
 # --------------------------------------------------------------------------- classification

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
@@ -28,7 +28,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         )
     classes = _classes(indices, num_classes)
     encoded = indices[..., None] == np.arange(classes, dtype=indices.dtype)
-    return wrap(encoded.astype(backend.int64))
+    return wrap(encoded.astype(array_backend.int64))
 
 
 def _classes(indices: np.ndarray, num_classes: Any) -> int:
@@ -66,7 +66,7 @@ def embedding(
             "embedding)"
         )
     if scale_grad_by_freq or sparse:
-        raise backend.UnsupportedError(
+        raise array_backend.UnsupportedError(
             "embedding: scale_grad_by_freq and sparse gradients are not supported in "
             "tensorgrad (see docs/porting.md)"
         )

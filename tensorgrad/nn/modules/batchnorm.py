@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.nn import functional as F
@@ -41,20 +41,24 @@ class _BatchNorm(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.has_bias = bias
         if affine:
-            self.weight = Parameter(backend.ones((num_features,), dtype))
-            self.bias = Parameter(backend.zeros((num_features,), dtype)) if bias else None
+            self.weight = Parameter(array_backend.ones((num_features,), dtype))
+            self.bias = Parameter(array_backend.zeros((num_features,), dtype)) if bias else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor(backend.zeros((num_features,), dtype)))
-            self.register_buffer("running_var", Tensor(backend.ones((num_features,), dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(backend.zeros((), backend.int64)))
+            self.register_buffer(
+                "running_mean", Tensor(array_backend.zeros((num_features,), dtype))
+            )
+            self.register_buffer("running_var", Tensor(array_backend.ones((num_features,), dtype)))
+            self.register_buffer(
+                "num_batches_tracked", Tensor(array_backend.zeros((), array_backend.int64))
+            )
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

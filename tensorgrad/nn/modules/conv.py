@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
@@ -44,7 +44,7 @@ class _ConvNd(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         name, d = type(self).__name__, self._dims
         if not isinstance(groups, int) or isinstance(groups, bool) or groups <= 0:
             raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
@@ -82,10 +82,10 @@ class _ConvNd(Module):
             self.padding = int_tuple(padding, d, "padding", name)
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.padding_mode = padding_mode
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(backend.zeros(shape, dtype))
-        self.bias = Parameter(backend.zeros((out_channels,), dtype)) if bias else None
+        self.weight = Parameter(array_backend.zeros(shape, dtype))
+        self.bias = Parameter(array_backend.zeros((out_channels,), dtype)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

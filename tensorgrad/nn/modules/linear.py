@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from tensorgrad import backend, ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
@@ -48,11 +48,11 @@ class Linear(Module):
                 f"Linear: features must be non-negative, got ({in_features}, {out_features})"
             )
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(backend.zeros((out_features, in_features), dtype))
-        self.bias = Parameter(backend.zeros((out_features,), dtype)) if bias else None
+        self.weight = Parameter(array_backend.zeros((out_features, in_features), dtype))
+        self.bias = Parameter(array_backend.zeros((out_features,), dtype)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
@@ -258,16 +258,18 @@ class Module:
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif isinstance(arg, backend.device) or (isinstance(arg, str) and _is_device(arg)):
+            elif isinstance(arg, array_backend.device) or (
+                isinstance(arg, str) and _is_device(arg)
+            ):
                 device = arg
             else:
                 dtype = arg
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         if dtype is None:
             return self
-        dtype = backend.as_dtype(dtype)
-        if not backend.is_floating(dtype):
+        dtype = array_backend.as_dtype(dtype)
+        if not array_backend.is_floating(dtype):
             raise TypeError(f"to: dtype must be a floating-point type, got {dtype}")
         for param in self.parameters():
             if param.dtype != dtype:
@@ -275,24 +277,24 @@ class Module:
                 if param._grad is not None:
                     param.grad = param.grad._data.astype(dtype)
         for buffer in self.buffers():
-            if backend.is_floating(buffer.dtype) and buffer.dtype != dtype:
+            if array_backend.is_floating(buffer.dtype) and buffer.dtype != dtype:
                 buffer.data = buffer._data.astype(dtype)
         return self
 
     def float(self) -> Module:
-        return self.to(backend.float32)
+        return self.to(array_backend.float32)
 
     def double(self) -> Module:
-        return self.to(backend.float64)
+        return self.to(array_backend.float64)
 
     def half(self) -> Module:
-        return self.to(backend.float16)
+        return self.to(array_backend.float16)
 
     def cpu(self) -> Module:
         return self
 
     def cuda(self, device: Any = None) -> Module:
-        raise backend.UnsupportedError(
+        raise array_backend.UnsupportedError(
             "cuda(): tensorgrad runs on the CPU only (see docs/porting.md); use .to('cpu')"
         )
 

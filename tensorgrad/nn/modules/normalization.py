@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn.modules.module import Module
@@ -27,16 +27,16 @@ class LayerNorm(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+            array_backend.as_device(device)
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         shape = (
             (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         )
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(backend.ones(shape, dtype))
-            self.bias = Parameter(backend.zeros(shape, dtype)) if bias else None
+            self.weight = Parameter(array_backend.ones(shape, dtype))
+            self.bias = Parameter(array_backend.zeros(shape, dtype)) if bias else None
         else:
             self.weight = self.bias = None
 

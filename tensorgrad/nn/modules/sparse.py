@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad import backend
+from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.nn import functional as F
@@ -34,7 +34,7 @@ class Embedding(Module):
     ) -> None:
         super().__init__()
         if device is not None:
-            backend.as_device(device)
+            array_backend.as_device(device)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -42,12 +42,14 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        dtype = backend.as_dtype(dtype) or backend.DEFAULT_FLOAT
+        dtype = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
         if _weight is None:
-            self.weight = Parameter(backend.zeros((num_embeddings, embedding_dim), dtype))
+            self.weight = Parameter(array_backend.zeros((num_embeddings, embedding_dim), dtype))
             self.reset_parameters()
         else:
-            values = _weight._data if isinstance(_weight, Tensor) else backend.as_array(_weight)
+            values = (
+                _weight._data if isinstance(_weight, Tensor) else array_backend.as_array(_weight)
+            )
             if values.shape != (num_embeddings, embedding_dim):
                 raise AssertionError(
                     "Shape of weight does not match num_embeddings and embedding_dim"
