@@ -56,7 +56,7 @@ def test_backends_switches_are_settable_module_attributes():
     assert tg.backends.mps.is_available() is False and tg.backends.mps.is_built() is False
     tg.backends.cuda.matmul.allow_tf32 = True  # settable, ignored
     assert tg.backends.cuda.is_built() is False
-    # not the array module: tensorgrad.array_backend (singular) is a different thing
+    # PyTorch's torch.backends, not the array module tensorgrad runs on
     assert tg.backends is not tg.array_backend and hasattr(tg.array_backend, "xp")
 
 
