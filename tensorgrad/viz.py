@@ -5,10 +5,11 @@
 made them as ellipses, with edges from inputs to op to output.
 
 Tensors are duck-typed, so this module imports neither NumPy nor the tensor engine: anything
-with a ``_node`` attribute is a tensor; ``_node`` is the node (the op) that made it, None for
-a leaf. A node's ``parents`` hold one entry per input: the node that made it, a leaf tensor,
-or None for a constant; its ``_out`` is its output array. ``parents`` is None once a backward
-pass has freed the graph; the drawing stops there.
+with a ``_node`` attribute is a tensor; ``_node`` is the node (the record of the op's call)
+that made it, None for a leaf. A node's ``op`` is its op, drawn by its class name; its
+``parents`` hold one entry per input: the node that made it, a leaf tensor, or None for a
+constant; its ``out`` is its output array. ``parents`` is None once a backward pass has
+freed the graph; the drawing stops there.
 """
 
 from __future__ import annotations
@@ -177,11 +178,12 @@ def _tensor_dot(root: object) -> str:
             continue
         parents = getattr(item, "parents", None)  # a node: its op, and its output if no tensor
         if parents is None:
-            op_label = [type(item).__name__, "(graph freed by backward)"]
+            op_label = [type(item.op).__name__, "(graph freed by backward)"]
             lines.append(f"  {name}_op [shape=ellipse, style=dashed, label={_quote(op_label)}];")
         else:
-            lines.append(f"  {name}_op [shape=ellipse, label={_quote([type(item).__name__])}];")
-        out = getattr(item, "_out", None)
+            label = _quote([type(item.op).__name__])
+            lines.append(f"  {name}_op [shape=ellipse, label={label}];")
+        out = getattr(item, "out", None)
         if not (hasattr(root, "_node") and root._node is item):
             label = [f"{getattr(out, 'dtype', '?')} {tuple(getattr(out, 'shape', ()))}"]
             lines.append(f"  {name} [shape=box, label={_quote(label)}];")

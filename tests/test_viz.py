@@ -84,10 +84,11 @@ class FakeArray:
 
 
 class FakeOp:
-    """A node: its parents (nodes, leaf tensors, None for constants) and its output array."""
+    """A node: its op (itself, here), its parents (nodes, leaf tensors, None for constants)
+    and its output array."""
 
     def __init__(self, out_shape, *parents):
-        self.parents, self._out = parents, FakeArray(out_shape)
+        self.op, self.parents, self.out = self, parents, FakeArray(out_shape)
 
 
 class MatMul(FakeOp):
@@ -153,7 +154,7 @@ def test_real_tensor_graph_if_available():
     loss = ((x @ w) * 2.0).sum()
     dot = to_dot(loss)
     ops = re.findall(r'_op \[shape=ellipse, label="(\w+)"', dot)
-    assert len(ops) == 3 and "MatMul" in ops and type(loss._node).__name__ in ops
+    assert len(ops) == 3 and "MatMul" in ops and type(loss._node.op).__name__ in ops
     boxes = [line for line in node_lines(dot) if "shape=box" in line]
     assert len(boxes) == 5  # x, w, x @ w, (x @ w) * 2, the sum
     assert sum("style=filled" in line for line in boxes) == 2  # the leaves x and w

@@ -7,24 +7,21 @@ raises, naming the op, its input shapes, and the line of your code that created 
 
 Off by default, and then free: the engine checks one flag per op. On, every op's output and
 every gradient are scanned, and each recorded op keeps the place it was created, so it is
-for finding a bug, not for training.
+for finding a bug, not for training. The scans themselves are the engine's
+(``tensorgrad.core.anomaly``); this module holds the switches.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import numpy as np
-
 from tensorgrad.core import engine
 
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def is_anomaly_enabled() -> bool:
@@ -66,70 +63,3 @@ class detect_anomaly:
                 return function(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
-
-
-def creation_site() -> str:
-    """``file:line in function`` of the innermost caller outside tensorgrad (the user's line
-    that created the op), or the innermost frame if every frame is tensorgrad's own."""
-    frame = sys._getframe(1)
-    innermost = frame
-    while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE + os.sep):
-            break
-        frame = frame.f_back
-    frame = frame or innermost
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
-
-
-def _bad(value: Any) -> str:
-    """'NaN', 'inf' or '' for an array (or a Tensor, or a number)."""
-    array = value._data if isinstance(value, engine.Tensor) else value
-    if not isinstance(array, np.ndarray) or array.dtype.kind != "f":
-        return ""
-    if np.isnan(array).any():
-        return "NaN"
-    if np.isinf(array).any():
-        return "inf"
-    return ""
-
-
-def _shapes(values: Any) -> str:
-    shapes = [
-        str(tuple(np.shape(v._data if isinstance(v, engine.Tensor) else v)))
-        for v in values
-        if v is not None
-    ]
-    return ", ".join(shapes) or "none"
-
-
-def check_forward(op: Any, out: Any, inputs: Any) -> None:
-    """Raise if ``op``'s output holds a NaN or an infinity."""
-    bad = _bad(out)
-    if not bad:
-        return
-    arrays = [x._data if isinstance(x, engine.Tensor) else x for x in inputs]
-    already = [i for i, a in enumerate(arrays) if _bad(a)]
-    cause = (
-        f"its input {already[0]} already held non-finite values (bad data, or an op that ran "
-        "before anomaly detection was on)"
-        if already
-        else "from finite inputs"
-    )
-    raise RuntimeError(
-        f"anomaly detected: the forward of {op.name} produced {bad}, {cause}; input shapes "
-        f"{_shapes(arrays)}; created at {creation_site()}"
-    )
-
-
-def check_backward(node: Any, input_grads: Any) -> None:
-    """Raise if a gradient ``node``'s backward returned holds a NaN or an infinity."""
-    for i, grad in enumerate(input_grads):
-        bad = "" if grad is None else _bad(grad)
-        if bad:
-            where = node._trace or "an unknown place (it was recorded before detection was on)"
-            raise RuntimeError(
-                f"anomaly detected: the backward of {node.name} returned {bad} in the gradient "
-                f"of its input {i}; input shapes {_shapes(node.inputs)}; the op was created at "
-                f"{where}"
-            )

@@ -888,14 +888,14 @@ def _replay(
             raw if parent is None else values.get(id(parent), raw)
             for parent, raw in zip(node.parents, node.inputs, strict=True)
         ]
-        forward = forwards.get(type(node))
-        op = copy.copy(node)  # a forward may keep things in the op (saved): not in the graph's
+        forward = forwards.get(type(node.op))
+        op = copy.copy(node.op)  # a forward may keep things in the op (saved): not the graph's
         try:
             result = forward(op, *args) if forward else op.forward(*args)
         except (TypeError, AttributeError) as exc:
             raise TypeError(
                 f"check_with_scalar_engine: the forward of {node.name} cannot run on arrays of "
-                f"scalar Values ({exc}); pass scalar_forwards={{{type(node).__name__}: "
+                f"scalar Values ({exc}); pass scalar_forwards={{{type(node.op).__name__}: "
                 "function(op, *inputs)} built from Value operations"
             ) from exc
         values[id(node)] = _as_values(result)

@@ -133,20 +133,20 @@ def _record(
     shapes = [
         (np.shape(o._data), o.dtype) if isinstance(o, engine.Tensor) else None for o in outputs
     ]
-    node = _FunctionNode(cls, ctx, shapes)
+    op = _FunctionCall(cls, ctx, shapes)
     if single:
-        engine.record(node, outputs[0], args, arrays, needs)
+        engine.record(op, outputs[0], args, arrays, needs)
         return
     # several outputs: one node for the call, and a small node per output that packs its
     # gradient for it (the call's node is older, so the sweep reaches it after all of them)
     hub = wrap(np.empty((), dtype=object))
-    engine.record(node, hub, args, arrays, needs)
+    engine.record(op, hub, args, arrays, needs)
     for i in wanted:
         engine.record(_Select(i), outputs[i], (hub,), [hub._data], [True])
 
 
-class _FunctionNode(ops.Op):
-    """A call of a custom Function as a node of the graph."""
+class _FunctionCall(ops.Op):
+    """A call of a custom Function, as the op of its node in the graph."""
 
     uses_inputs = False
 

@@ -4,9 +4,9 @@ This is the internal API the rest of tensorgrad builds on (``nn``, ``optim`` and
 import it; users need not):
 
 * :func:`apply` runs an op forward on its inputs' arrays and, when a gradient will be
-  needed, records it: the op becomes a *node* of the graph, the output tensor points to it,
-  and it points to its inputs' nodes. Edges point backwards only, so the graph has no
-  reference cycles and is freed by reference counting.
+  needed, records it: a *node* of the graph (``core.node.Node``) holds the op, the output
+  tensor points to the node, and the node to its inputs' nodes. Edges point backwards
+  only, so the graph has no reference cycles and is freed by reference counting.
 * :func:`apply_inplace` does the same for an in-place op (``x += y``, ``x[0] = v``), as
   PyTorch does: the tensor's memory is overwritten and the tensor gets a new node whose input
   is its old one, so gradients through both old and new values stay right.
@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad.core import anomaly
+from tensorgrad.core.node import Node
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.grad_mode import state as grad_state
 
@@ -122,12 +124,12 @@ def wrap(data: Any) -> Any:
     return t
 
 
-def node_tensor(node: ops.Op, data: Any) -> Any:
+def node_tensor(node: Node, data: Any) -> Any:
     """A tensor standing for ``node``'s output (or for one of its inputs' nodes): used when
     backward itself is recorded, so that the VJP's graph links to the original one."""
     t = wrap(data)
     t._node = node
-    t._versions = node._out_versions
+    t._versions = node.out_versions
     t._requires_grad = True
     return t
 
@@ -246,9 +248,7 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     if type(data) is np.ndarray and data.base is not None:
         _adopt_view(out, op, inputs)
     if state.anomaly:
-        from tensorgrad.autograd.anomaly import check_forward
-
-        check_forward(op, out, inputs)
+        anomaly.check_forward(op, out, inputs)
     if grad_state.enabled:
         if state.rebased:
             refresh_views(inputs)
@@ -263,62 +263,36 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
 
 def record(
     op: ops.Op, out: Any, inputs: Any, arrays: list, needs: list, tensors_only: bool = False
-) -> None:
-    """Make ``op`` the node of ``out``: link it to its inputs' nodes (or to leaf tensors;
-    None for constants) and keep the inputs' arrays for backward. (Each input's version
-    counter is its parent's: a leaf's own, or the one a node's output had.)
+) -> Node:
+    """Make a node of ``op``'s call and give it to ``out``: link it to its inputs' nodes (or
+    to leaf tensors; None for constants) and keep the inputs' arrays for backward. (Each
+    input's version counter is its parent's: a leaf's own, or the one a node's output had.)
 
     The node takes the clock's next tick: newer than its inputs' nodes and than every
     in-place change so far.
     """
     if tensors_only:
-        op.parents = [x._node or x for x in inputs]
+        parents = [x._node or x for x in inputs]
     else:
-        op.parents = [(x._node or x) if isinstance(x, Tensor) else None for x in inputs]
-    op.inputs = arrays
+        parents = [(x._node or x) if isinstance(x, Tensor) else None for x in inputs]
     op.needs_input_grad = needs
-    op._out = out._data
-    op._out_versions = out._versions
-    op._seq = next(clock)
+    node = Node(op, parents, arrays, out._data, out._versions, next(clock))
     if state.anomaly:
-        from tensorgrad.autograd.anomaly import creation_site
-
-        op._trace = creation_site()
-    out._node = op
+        node.trace = anomaly.creation_site()
+    out._node = node
     out._requires_grad = True
+    return node
 
 
 # --------------------------------------------------------------------------- what is saved
-def reads_input(op: ops.Op, i: int, needs: list) -> bool:
-    """Whether ``op``'s backward reads the value of its input ``i``, given which inputs need
-    a gradient (``needs``): what PyTorch would save. The product rule reads each factor only
-    for the other's gradient (d(xy)/dx = y), so after ``z = y * 3`` a change to ``y`` in
-    place is harmless and not refused; an in-place ``y.mul_(3)`` keeps no copy of ``y``."""
-    if not op.uses_inputs:
-        return False
-    kind = type(op)
-    if kind is ops.Mul or kind is ops.MatMul:
-        return needs[1 - i]
-    if kind is ops.Div and i == 0:  # x / y reads x for y's gradient only; y always
-        return needs[1]
-    return True
-
-
-def reads_output(op: ops.Op, needs: list) -> bool:
-    """Whether ``op``'s backward reads its output: ``x ** y`` only for ``y``'s gradient."""
-    if not op.uses_output:
-        return False
-    return needs[1] if type(op) is ops.Pow else True
-
-
-def input_versions(node: ops.Op) -> list:
+def input_versions(node: Node) -> list:
     """The version counters of ``node``'s inputs, for the check that they did not change
     after it was recorded: each parent's (a leaf's own, a node's output's), unless the node
     keeps its own (an in-place op that copied the value it overwrote)."""
-    if node._in_versions is not None:
-        return node._in_versions
+    if node.in_versions is not None:
+        return node.in_versions
     return [
-        None if p is None else p._versions if type(p) in TENSOR_TYPES else p._out_versions
+        None if p is None else p._versions if type(p) in TENSOR_TYPES else p.out_versions
         for p in node.parents
     ]
 
@@ -374,12 +348,12 @@ def refresh(t: Any, strict: bool = True) -> None:
     view.root_node = view.root._node
 
 
-def _move_retained(t: Any, node: Any) -> None:
+def _move_retained(t: Any, node: Node | None) -> None:
     """``t`` gets ``node`` as its node: if it ``retain_grad()``-ed, its ``.grad`` is from now
     on the gradient of its new value (PyTorch's rule), not the old one's as well."""
     old = t._node
-    if old is not None and old._retained is not None and node is not None:
-        node._retained, old._retained = old._retained, None
+    if old is not None and old.retained is not None and node is not None:
+        node.retained, old.retained = old.retained, None
 
 
 def refresh_views(inputs: Any) -> None:
@@ -432,7 +406,7 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         *(isinstance(x, Tensor) and x._requires_grad for x in others),
     ]
     # the old value, kept for backward: a copy, as the change overwrites it, if it is read
-    old = target._data.copy() if recording and reads_input(op, 0, needs) else target._data
+    old = target._data.copy() if recording and op.reads_input(0, needs) else target._data
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -448,15 +422,15 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     if recording:
         state.rebased = True
         previous = _stand_in(target, old)
-        record(op, target, (previous, *others), [old, *arrays], needs)
+        node = record(op, target, (previous, *others), [old, *arrays], needs)
         if old is not target._data:  # input 0 is a private copy: its own counter, not the node's
-            op._in_versions = [
+            node.in_versions = [
                 previous._versions,
                 *(x._versions if isinstance(x, Tensor) else None for x in others),
             ]
         if op.uses_inputs:
-            _mark_overwritten(op, target, others)
-        _move_retained(previous, op)
+            _mark_overwritten(node, target, others)
+        _move_retained(previous, node)
         if view is not None:
             _write_back(target, view)
     return target
@@ -468,16 +442,17 @@ _OVERWRITTEN = Version()
 _OVERWRITTEN.tick = sys.maxsize
 
 
-def _mark_overwritten(op: ops.Op, target: Any, others: tuple) -> None:
+def _mark_overwritten(node: Node, target: Any, others: tuple) -> None:
     """An operand in ``target``'s memory (it shares the version counter) was overwritten by
-    ``op`` itself, after ``op`` read it and before its backward will: mark it stale, as
-    PyTorch's version check does, so that backward raises instead of reading new values."""
+    the in-place op itself, after the op read it and before its backward will: mark it
+    stale, as PyTorch's version check does, so that backward raises instead of reading new
+    values."""
     for i, x in enumerate(others, 1):
         if isinstance(x, Tensor) and x._versions is target._versions:  # (if read: see sweep)
-            if op._in_versions is None:  # derived from the parents until now: keep them
-                op._in_versions = input_versions(op)
-            op._in_versions[i] = _OVERWRITTEN
-            state.latest_change = next(clock)  # newer than op: backward checks its versions
+            if node.in_versions is None:  # derived from the parents until now: keep them
+                node.in_versions = input_versions(node)
+            node.in_versions[i] = _OVERWRITTEN
+            state.latest_change = next(clock)  # newer than node: backward checks its versions
 
 
 def _read_only_error(name: str, array: np.ndarray) -> RuntimeError:
@@ -516,8 +491,10 @@ def _write_back(target: Any, view: ViewOf) -> None:
     root = view.root
     op = ops.CopyIntoView(view.ops)
     stand_in = _stand_in(root, root._data)
-    record(op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True])
-    _move_retained(stand_in, op)
+    node = record(
+        op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True]
+    )
+    _move_retained(stand_in, node)
 
 
 def inplace_setitem(target: Any, index: Any, value: Any) -> None:

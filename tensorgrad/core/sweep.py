@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
-from tensorgrad.core import engine
+from tensorgrad.core import anomaly, engine
 from tensorgrad.core.engine import TENSOR_TYPES, node_tensor, state, wrap
+from tensorgrad.core.node import Node
 from tensorgrad.grad_mode import enable_grad, no_grad
 
 _FREED = (
@@ -55,19 +56,20 @@ def _is_free(grad: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- checks
-def _check_versions(node: Any) -> None:
+def _check_versions(node: Node) -> None:
     """Refuse to differentiate through values that were changed in place after being saved
-    (those that the node's backward reads: see ``engine.reads_input``)."""
-    seq, needs = node._seq, node.needs_input_grad
-    if node.uses_inputs:
+    (those that the node's backward reads: see ``Op.reads_input``)."""
+    op, seq = node.op, node.seq
+    needs = op.needs_input_grad
+    if op.uses_inputs:
         for i, versions in enumerate(engine.input_versions(node)):
-            if versions is not None and versions.tick > seq and engine.reads_input(node, i, needs):
+            if versions is not None and versions.tick > seq and op.reads_input(i, needs):
                 _stale(node, f"input {i}", np.shape(node.inputs[i]))
-    if node._out_versions.tick > seq and engine.reads_output(node, needs):
-        _stale(node, "output", np.shape(node._out))
+    if node.out_versions.tick > seq and op.reads_output(needs):
+        _stale(node, "output", np.shape(node.out))
 
 
-def _stale(node: Any, what: str, shape: tuple) -> None:
+def _stale(node: Node, what: str, shape: tuple) -> None:
     raise RuntimeError(
         f"backward: the {what} of {node.name} (a tensor of shape {shape}) was modified in "
         f"place after {node.name} saved it; its gradient would be wrong. Make the change out "
@@ -75,16 +77,16 @@ def _stale(node: Any, what: str, shape: tuple) -> None:
     )
 
 
-def _freed(node: Any) -> RuntimeError:
-    if node._failed:
+def _freed(node: Node) -> RuntimeError:
+    if node.failed:
         return RuntimeError(
             "backward: an earlier backward through this graph failed after freeing part of "
-            f"it ({node._failed}); run the forward again"
+            f"it ({node.failed}); run the forward again"
         )
     return RuntimeError(_FREED)
 
 
-def _conform(grad: Any, array: Any, node: Any, create_graph: bool) -> Any:
+def _conform(grad: Any, array: Any, node: Node, create_graph: bool) -> Any:
     """Give an op's gradient its input's dtype, and check the op got the shape right."""
     if type(grad) is engine.GradientPack:
         return grad
@@ -216,7 +218,7 @@ def run(
         else:
             grads[key] = root_seed
             if root._node is not None:
-                heappush(heap, (-key._seq, key))
+                heappush(heap, (-key.seq, key))
     retained: list[tuple[Any, Any]] = []
     freed: list[Any] = []
     try:
@@ -225,17 +227,17 @@ def run(
                 node = heappop(heap)[1]
                 _visit(node, grads.pop(node), grads, heap, retained, capture, create_graph)
                 if not retain_graph:
-                    node.parents = node.inputs = node.saved = node._out = None
+                    node.parents = node.inputs = node.out = node.op.saved = None
                     freed.append(node)
     except BaseException as exc:
         for node in freed:  # a retry must not blame a "second backward"
-            node._failed = f"{type(exc).__name__}: {exc}"
+            node.failed = f"{type(exc).__name__}: {exc}"
         raise
     _store(grads, retained, capture, create_graph)
 
 
 def _visit(
-    node: Any,
+    node: Node,
     grad: Any,
     grads: dict[Any, Any],
     heap: list,
@@ -246,35 +248,34 @@ def _visit(
     """Send ``node``'s complete gradient through its op's VJP to the node's inputs."""
     if node.parents is None:
         raise _freed(node)
-    if node._hooks is not None:
-        grad = run_hooks(node._hooks, grad, create_graph)
+    if node.hooks is not None:
+        grad = run_hooks(node.hooks, grad, create_graph)
     if capture is not None:
         if node in capture:
             capture[node] = grad
-    elif node._retained is not None:
-        tensor = node._retained()
+    elif node.retained is not None:
+        tensor = node.retained()
         if tensor is not None:
             retained.append((tensor, grad))
-    if state.latest_change > node._seq:  # something changed in place since node was made
+    if state.latest_change > node.seq:  # something changed in place since node was made
         _check_versions(node)
+    op = node.op
     if create_graph:
         values = [
             a if p is None else p if type(p) in TENSOR_TYPES else node_tensor(p, a)
             for p, a in zip(node.parents, node.inputs)
         ]
-        input_grads = node.backward(grad, node_tensor(node, node._out), *values)
+        input_grads = op.backward(grad, node_tensor(node, node.out), *values)
     else:
         free = _is_free(grad)
-        node.grad_is_free = free
-        input_grads = node.backward(grad, node._out, *node.inputs)
+        op.grad_is_free = free
+        input_grads = op.backward(grad, node.out, *node.inputs)
         if free:
-            node.grad_is_free = False
+            op.grad_is_free = False
     if state.anomaly:
-        from tensorgrad.autograd.anomaly import check_backward
-
-        check_backward(node, input_grads)
+        anomaly.check_backward(node, input_grads)
     for parent, input_grad, needed, array in zip(
-        node.parents, input_grads, node.needs_input_grad, node.inputs
+        node.parents, input_grads, op.needs_input_grad, node.inputs
     ):
         if needed and input_grad is not None:
             if create_graph or input_grad.shape != array.shape or input_grad.dtype != array.dtype:
@@ -285,7 +286,7 @@ def _visit(
             else:
                 grads[parent] = input_grad
                 if type(parent) not in TENSOR_TYPES:  # a node: its turn will come
-                    heappush(heap, (-parent._seq, parent))
+                    heappush(heap, (-parent.seq, parent))
 
 
 def _store(

@@ -1,8 +1,9 @@
 """The Tensor: an array that remembers the op that made it, so gradients can flow back.
 
-A tensor made by a recorded op points to that op, its *node* (``grad_fn``); the node points
-to its inputs' nodes. The node never holds the tensor, so the graph has no reference cycles
-and is freed by reference counting as soon as the last tensor of it is dropped.
+A tensor made by a recorded op points to the engine's record of that call, its *node*
+(``grad_fn``, a ``core.node.Node``, which holds the op); the node points to its inputs'
+nodes. The node never holds the tensor, so the graph has no reference cycles and is freed
+by reference counting as soon as the last tensor of it is dropped.
 
 This file holds the core: attributes, the autograd entry points, conversions, Python's
 operators and in-place changes. The math methods are in ``math_methods.py``, the shape
@@ -23,6 +24,7 @@ from tensorgrad.core import engine, sweep
 from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import MathMethods, check_integer_divisor
+from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index
 from tensorgrad.grad_mode import no_grad
@@ -76,7 +78,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             array = array_backend.zeros(shape, dtype or array_backend.DEFAULT_FLOAT)
         self._data = array
         self._grad: Any = None  # see engine.grad_array
-        self._node: ops.Op | None = None
+        self._node: Node | None = None
         # the same memory as a tensor it was made around (Parameter(t)): the same counter
         shared = len(data) == 1 and isinstance(data[0], Tensor) and array is data[0]._data
         self._versions = data[0]._versions if shared else engine.Version()
@@ -184,8 +186,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return self.grad_fn is None
 
     @property
-    def grad_fn(self) -> ops.Op | None:
-        """The node (the recorded op) that made this tensor, or None for a leaf."""
+    def grad_fn(self) -> Node | None:
+        """The node (the record of the op's call) that made this tensor, or None for a leaf;
+        its ``op`` is the op, its ``name`` the op's name."""
         if self._view is not None:
             engine.refresh(self, strict=False)
         return self._node
@@ -218,12 +221,12 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         if not self.requires_grad:
             raise RuntimeError("retain_grad: the tensor does not require grad")
         if self._node is not None:
-            self._node._retained = weakref.ref(self)
+            self._node.retained = weakref.ref(self)
 
     @property
     def retains_grad(self) -> bool:
         node = self.grad_fn
-        return node is not None and node._retained is not None and node._retained() is self
+        return node is not None and node.retained is not None and node.retained() is self
 
     # ----------------------------------------------------------------- conversions
     def detach(self) -> Tensor:
@@ -409,9 +412,9 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
         _check_hook("register_hook", self, hook)  # brings a view up to date
         if self._node is not None:
-            hooks = self._node._hooks
+            hooks = self._node.hooks
             if hooks is None:
-                hooks = self._node._hooks = []
+                hooks = self._node.hooks = []
             hooks.append(hook)
             return _Handle(hooks, hook)
         return self._leaf_hook("grad", hook)

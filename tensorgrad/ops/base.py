@@ -7,14 +7,14 @@ asked. It is written with operators, methods and NumPy functions that arrays and
 understand, so the same formula runs on arrays normally (fast) and on Tensors when the engine
 records the backward pass itself (``create_graph=True``, for higher-order gradients).
 
-Ops never import the Tensor. The engine (``tensorgrad.core.engine``) owns the graph: an op
-recorded in it is a *node*. After a successful forward the engine sets ``parents`` (for each
-input: the node that made it, the leaf tensor itself, or ``None`` for a constant),
-``inputs`` (the raw forward inputs) and ``needs_input_grad``, and keeps for itself the
-output, its version counter and the node's place in recording order (``_out``,
-``_out_versions``, ``_seq``). Everything backward needs beyond
-the inputs and the output goes into ``saved``, the one channel the engine frees after
-backward.
+Ops never import the Tensor, and know nothing of the graph. The engine
+(``tensorgrad.core.engine``) records each call of an op that a gradient will need as a
+*node* (``tensorgrad.core.node``): the op, where its inputs came from, their arrays and the
+output's. An op instance is one call's: ``needs_input_grad`` is set by the engine when it
+records the call, and everything backward needs beyond the inputs and the output goes into
+``saved``, the one channel the engine frees after backward. What backward reads is the op's
+own declaration (``uses_inputs``, ``uses_output``, ``reads_input``, ``reads_output``): the
+engine refuses a backward whose read values were changed in place, and only those.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ class Op(ABC):
     #: short name used in error messages and in ``grad_fn``; defaults to the class name
     name: ClassVar[str] = ""
     #: whether backward reads the inputs' (or the output's) values: an in-place change to a
-    #: tensor whose values backward reads is an error; to one it does not read, harmless
+    #: tensor whose values backward reads is an error; to one it does not read, harmless.
+    #: ``reads_input``/``reads_output`` refine this per input, for ops that read less.
     uses_inputs: ClassVar[bool] = True
     uses_output: ClassVar[bool] = False
     #: set by the engine just before ``backward``: True when ``grad`` is a fresh array that
@@ -44,19 +45,9 @@ class Op(ABC):
     #: what forward keeps for backward besides the inputs (the engine drops it, with the
     #: inputs, once backward has run without ``retain_graph``)
     saved: Any = None
-
-    parents: list | None
-    inputs: list | None
+    #: for each input, whether a gradient is wanted for it (set by the engine when it
+    #: records the call)
     needs_input_grad: list[bool]
-    #: the engine's own bookkeeping for a recorded node (see the module docstring)
-    _in_versions: list | None = None
-    _out: Any = None
-    _out_versions: Any = None
-    _seq: int = 0
-    _failed: str = ""  #: why a backward through this node failed after freeing part of it
-    _hooks: list | None = None  #: gradient hooks of the tensor this node made
-    _retained: Any = None  #: a weak reference to that tensor when it ``retain_grad()``
-    _trace: Any = None  #: where the node was created, recorded in anomaly-detection mode
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -76,6 +67,16 @@ class Op(ABC):
         Ops that can compute straight into ``target`` override this to skip the temporary."""
         np.copyto(target, self.forward(target, *inputs), casting="same_kind")
 
+    def reads_input(self, i: int, needs: list[bool]) -> bool:
+        """Whether backward reads the value of input ``i``, given which inputs need a
+        gradient (``needs``): what PyTorch would save. Ops that read an input only for
+        another input's gradient (``x * y`` reads ``y`` for ``x``'s) say so here."""
+        return self.uses_inputs
+
+    def reads_output(self, needs: list[bool]) -> bool:
+        """Whether backward reads the output's value, given ``needs``."""
+        return self.uses_output
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
 
@@ -90,11 +91,10 @@ def call(op_type: type[Op], *inputs: Any, **params: Any) -> Any:
 
 
 def replay(op: Op, *inputs: Any) -> Any:
-    """Run a fresh copy of ``op`` (same settings) on other inputs, like :func:`call`: how a
-    view's recorded ops are applied again to a gradient or to a base."""
+    """Run a fresh copy of ``op`` (same settings, nothing saved) on other inputs, like
+    :func:`call`: how a view's recorded ops are applied again to a gradient or to a base."""
     fresh = copy.copy(op)
-    fresh.parents = fresh.inputs = fresh.saved = fresh._in_versions = None
-    fresh._out = fresh._out_versions = fresh._hooks = fresh._retained = fresh._trace = None
+    fresh.saved = None
     return _run(fresh, inputs)
 
 

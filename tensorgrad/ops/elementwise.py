@@ -77,6 +77,9 @@ class Mul(Op):
     def forward(self, x, y):
         return x * y
 
+    def reads_input(self, i, needs):
+        return needs[1 - i]  # each factor only for the other's gradient: d(xy)/dx = y
+
     def forward_inplace(self, target, y):
         np.multiply(target, y, out=target)
 
@@ -91,6 +94,9 @@ class Mul(Op):
 class Div(Op):
     def forward(self, x, y):
         return x / y
+
+    def reads_input(self, i, needs):
+        return needs[1] if i == 0 else True  # x only for y's gradient; y always
 
     def forward_inplace(self, target, y):
         np.true_divide(target, y, out=target)
@@ -123,6 +129,9 @@ class Pow(Op):
     """
 
     uses_output = True
+
+    def reads_output(self, needs):
+        return needs[1]  # only the exponent's gradient, x**y · log x, reads it
 
     def forward(self, x, y):
         if type(y) is int and y < 0 and x.dtype.kind in "biu":  # NumPy checks only elements

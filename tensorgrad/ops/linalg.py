@@ -14,6 +14,9 @@ class MatMul(Op):
     (left) or a column (right) matrix, and batch dimensions that broadcast are summed back.
     """
 
+    def reads_input(self, i, needs):
+        return needs[1 - i]  # dX reads W, dW reads X
+
     def forward(self, x, y):
         xs, ys = shape_of(x), shape_of(y)
         if not xs or not ys:

@@ -10,6 +10,7 @@ import pytest
 import tensorgrad as tg
 from tensorgrad import ops
 from tensorgrad.core.engine import apply as _apply
+from tensorgrad.core.node import Node
 
 
 def leaf(value, dtype=tg.float64):
@@ -115,3 +116,46 @@ def test_axis_out_of_range():
         IndexError, match="sum: axis 2 is out of range for a tensor of 2 dimensions"
     ):
         tg.ones(2, 3).sum(axis=2)
+
+
+def test_the_node_records_the_call_and_the_op_holds_no_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    node = y.grad_fn
+    assert isinstance(node, Node) and isinstance(node.op, ops.Mul)
+    assert node.name == "mul" and repr(node) == "<MulBackward>"
+    assert node.parents == [x, None] and node.inputs[0] is x.numpy() and node.out is y.numpy()
+    # the op keeps what backward reads of it (which inputs want a gradient) and nothing of
+    # the graph: no parents, inputs, output, ticks or hooks
+    assert vars(node.op) == {"needs_input_grad": [True, False]}
+    z = (y * y).sum()
+    assert z.grad_fn.parents[0].parents[0] is node
+    z.backward()
+    assert node.parents is None and node.inputs is None and node.out is None  # freed
+    assert node.op.saved is None and node.name == "mul"
+
+
+@pytest.mark.parametrize(
+    ("make", "needs", "reads"),
+    [
+        (ops.Mul, [True, False], [False, True]),  # x's gradient reads y only
+        (ops.Mul, [False, True], [True, False]),
+        (ops.MatMul, [True, True], [True, True]),
+        (ops.Div, [False, True], [True, True]),  # y's gradient reads x and y
+        (ops.Div, [True, False], [False, True]),
+        (ops.Add, [True, True], [False, False]),
+        (ops.Exp, [True], [False]),  # it reads its output instead
+    ],
+)
+def test_ops_declare_which_inputs_backward_reads(make, needs, reads):
+    op = make()
+    assert [op.reads_input(i, needs) for i in range(len(needs))] == reads
+
+
+def test_pow_reads_its_output_only_for_the_exponents_gradient():
+    assert not ops.Pow().reads_output([True, False]) and ops.Pow().reads_output([False, True])
+    base = tg.tensor([2.0, 3.0], requires_grad=True)
+    out = base**2.0
+    out.add_(1.0)  # the output changed in place: harmless, base's gradient does not read it
+    out.sum().backward()
+    np.testing.assert_array_equal(base.grad.numpy(), [4.0, 6.0])

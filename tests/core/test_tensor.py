@@ -17,7 +17,7 @@ def test_attributes():
     assert t.is_leaf and t.grad is None and t.grad_fn is None
     assert t.numpy() is t.numpy()
     y = t * 2
-    assert not y.is_leaf and type(y.grad_fn).__name__ == "Mul"
+    assert not y.is_leaf and type(y.grad_fn.op).__name__ == "Mul"
     assert repr(y.grad_fn) == "<MulBackward>"
 
 

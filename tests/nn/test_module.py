@@ -219,7 +219,7 @@ def test_sequential_runs_linear_and_relu_layers_as_one_op_with_the_same_results(
     x = tg.randn((6, 4)).double().requires_grad_()
     out = model(x)
     assert out.grad_fn.name == "linear_chain" and out.grad_fn.parents[0] is x
-    assert out.grad_fn.steps == ("linear+bias", "relu", "linear", "relu", "linear+bias")
+    assert out.grad_fn.op.steps == ("linear+bias", "relu", "linear", "relu", "linear+bias")
     out.sum().backward()
     fused = [t.grad.numpy().copy() for t in (x, *model.parameters())]
     model.zero_grad()
@@ -244,27 +244,28 @@ def test_sequential_fuses_only_runs_of_those_exact_layer_types():
     np.testing.assert_array_equal(model(x).numpy(), (model[0](x)).relu().numpy())
     assert model(x).grad_fn.name == "relu"
     relu_first = nn.Sequential(nn.ReLU(), nn.Linear(3, 2))
-    assert relu_first(x).grad_fn.steps == ("relu", "linear+bias")
+    assert relu_first(x).grad_fn.op.steps == ("relu", "linear+bias")
     no_bias = nn.Sequential(nn.Linear(3, 2, bias=False), nn.ReLU())
-    assert no_bias(x).grad_fn.steps == ("linear", "relu") and len(no_bias(x).grad_fn.parents) == 2
+    node = no_bias(x).grad_fn
+    assert node.op.steps == ("linear", "relu") and len(node.parents) == 2
     split = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Tanh(), nn.Linear(3, 2), nn.ReLU())
     out = split(x)
-    assert out.grad_fn.steps == ("linear+bias", "relu")
+    assert out.grad_fn.op.steps == ("linear+bias", "relu")
     assert out.grad_fn.parents[0].name == "tanh"  # parents are the nodes that made the inputs
-    assert out.grad_fn.parents[0].parents[0].steps == ("linear+bias", "relu")
+    assert out.grad_fn.parents[0].parents[0].op.steps == ("linear+bias", "relu")
     assert nn.Sequential(nn.Linear(3, 2))(x).grad_fn.name == "linear"  # a run of one
 
 
 def test_sequential_fusion_follows_changes_to_the_layers():
     model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2, bias=False))
     x = tg.ones((2, 3))
-    assert model(x).grad_fn.steps == ("linear+bias", "relu", "linear")
+    assert model(x).grad_fn.op.steps == ("linear+bias", "relu", "linear")
     model[0].bias = None
     model[2].weight = nn.Parameter(tg.zeros((4, 3)))
-    assert model(x).shape == (2, 4) and model(x).grad_fn.steps == ("linear", "relu", "linear")
+    assert model(x).shape == (2, 4) and model(x).grad_fn.op.steps == ("linear", "relu", "linear")
     model.append(nn.Tanh())
     assert model(x).grad_fn.name == "tanh"
-    assert model(x).grad_fn.parents[0].steps == ("linear", "relu", "linear")
+    assert model(x).grad_fn.parents[0].op.steps == ("linear", "relu", "linear")
 
 
 @pytest.mark.parametrize("copy_model", [copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))])

@@ -19,6 +19,7 @@ import numpy as np
 
 import tensorgrad as tg
 from tensorgrad import ops
+from tensorgrad.core.node import Node
 from tests.ops.registry import REGISTRY, outputs
 
 #: Op subclasses that are not ops themselves but shared bases of ops, never recorded as they
@@ -51,14 +52,14 @@ def defined_ops() -> set[type]:
 
 
 def node_types(tensor: tg.Tensor) -> set[type]:
-    """The types of the nodes in ``tensor``'s recorded graph."""
+    """The types of the ops of the nodes in ``tensor``'s recorded graph."""
     seen, types, stack = set(), set(), [tensor.grad_fn]
     while stack:
         node = stack.pop()
-        if node is None or id(node) in seen or not isinstance(node, ops.Op):
+        if node is None or id(node) in seen or not isinstance(node, Node):
             continue  # a constant, a leaf tensor, or a node already visited
         seen.add(id(node))
-        types.add(type(node))
+        types.add(type(node.op))
         stack.extend(node.parents or ())
     return types
 

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.core.engine import grad_array, mark_changed
+from tensorgrad.core.node import Node
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.distributed import process_group as _process_group
 from tensorgrad.grad_mode import is_grad_enabled
 from tensorgrad.nn.modules.module import Module
-from tensorgrad.ops import Op
 
 #: PyTorch's default bucket size (MiB), and the smaller first bucket it uses with the default
 DEFAULT_BUCKET_CAP_MB = 25
@@ -502,7 +502,7 @@ def _leaves_reached(output: Any) -> set[int]:
                 found.add(id(item))
             else:
                 stack.append(item.grad_fn)
-        elif isinstance(item, Op):  # a node: its parents are nodes and leaf tensors
+        elif isinstance(item, Node):  # a node: its parents are nodes and leaf tensors
             if id(item) not in seen and item.parents is not None:
                 seen.add(id(item))
                 stack.extend(p for p in item.parents if p is not None)
