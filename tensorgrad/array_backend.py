@@ -307,8 +307,15 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
+#: why random draws from the global generator are refused just now ("" when they are
+#: not): inside ``tg.func.vmap(..., randomness="error")``, as PyTorch's vmap refuses them
+random_refusal = ""
+
+
 def rng() -> np.random.Generator:
     """The global random generator (reseeded by :func:`manual_seed`)."""
+    if random_refusal:
+        raise RuntimeError(random_refusal)
     return _rng
 
 
@@ -354,19 +361,19 @@ def _float_dtype(dtype: Any, what: str) -> np.dtype:
 
 # ``generator``: a NumPy Generator of one's own (``tg.Generator``'s), else the global one
 def rand(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.ndarray:
-    return (generator or _rng).random(shape, dtype=_float_dtype(dtype, "rand"))
+    return (generator or rng()).random(shape, dtype=_float_dtype(dtype, "rand"))
 
 
 def randn(shape: Any, dtype: Any = DEFAULT_FLOAT, generator: Any = None) -> np.ndarray:
-    return (generator or _rng).standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
+    return (generator or rng()).standard_normal(shape, dtype=_float_dtype(dtype, "randn"))
 
 
 def randint(low: int, high: int, shape: Any, dtype: Any = int64, generator: Any = None):
-    return (generator or _rng).integers(low, high, shape, dtype=as_dtype(dtype))
+    return (generator or rng()).integers(low, high, shape, dtype=as_dtype(dtype))
 
 
 def randperm(n: int, dtype: Any = int64, generator: Any = None) -> np.ndarray:
-    return (generator or _rng).permutation(n).astype(as_dtype(dtype), copy=False)
+    return (generator or rng()).permutation(n).astype(as_dtype(dtype), copy=False)
 
 
 # --------------------------------------------------------------------------- type limits

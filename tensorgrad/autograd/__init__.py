@@ -6,17 +6,20 @@ custom ops (``Function``), anomaly detection, and gradient checks.
     with tg.autograd.detect_anomaly(): loss.backward()     # name the op that made a NaN
     tg.autograd.gradcheck(fn, inputs)                      # against finite differences
 
-The sweep itself lives in ``tensorgrad.core.sweep``; this package is its public face.
+The sweep itself lives in ``tensorgrad.core.sweep``; this package is its public face. Its rooms:
+``gradients`` (``backward``, ``grad``), ``function`` (``Function``), ``anomaly``,
+``finite_differences`` (``gradcheck``, ``gradgradcheck``, ``gradcheck_module``) and
+``scalar_oracle`` (``check_with_scalar_engine``); ``checks`` re-exports both checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from tensorgrad.autograd.function import Function, FunctionCtx, once_differentiable
-from tensorgrad.core import engine, sweep
+from tensorgrad.autograd.gradients import backward, grad
 from tensorgrad.grad_mode import enable_grad, no_grad, set_grad_enabled
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "check_with_scalar_engine",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "grad",
     "gradcheck",
     "gradcheck_module",
@@ -39,110 +43,26 @@ __all__ = [
     "set_grad_enabled",
 ]
 
-#: the gradient checks, imported on first use (``tg.autograd.gradcheck`` and friends)
-_CHECKS = {
+#: the gradient checks, imported on first use (``tg.autograd.gradcheck`` and friends):
+#: against finite differences, and against the scalar engine
+_FINITE_DIFFERENCES = {
     "GradcheckError",
     "GradcheckReport",
     "GradcheckWarning",
-    "SCALAR_FORWARDS",
-    "check_with_scalar_engine",
     "gradcheck",
     "gradcheck_module",
     "gradgradcheck",
 }
+_SCALAR_ORACLE = {"SCALAR_FORWARDS", "check_with_scalar_engine"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CHECKS:
-        from tensorgrad.autograd import checks
-
-        value = getattr(checks, name)
+    if name in _FINITE_DIFFERENCES or name in _SCALAR_ORACLE:
+        if name in _FINITE_DIFFERENCES:
+            from tensorgrad.autograd import finite_differences as module
+        else:
+            from tensorgrad.autograd import scalar_oracle as module
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'tensorgrad.autograd' has no attribute {name!r}")
-
-
-def _as_list(value: Any) -> list[Any]:
-    return [value] if isinstance(value, engine.Tensor) else list(value)
-
-
-def backward(
-    tensors: Any,
-    grad_tensors: Any = None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    inputs: Any = None,
-) -> None:
-    """Accumulate the gradients of ``tensors`` (weighted by ``grad_tensors``) into leaves."""
-    if inputs is not None:
-        raise NotImplementedError("backward: inputs= is not supported; use tg.autograd.grad")
-    tensors = _as_list(tensors)
-    grad_tensors = _gradient_list(grad_tensors, len(tensors), "backward", "grad_tensors")
-    if retain_graph is None:
-        retain_graph = create_graph
-    seeds = [sweep.seed(t, g, create_graph, "backward") for t, g in zip(tensors, grad_tensors)]
-    sweep.run(tensors, seeds, retain_graph, create_graph)
-
-
-def grad(
-    outputs: Any,
-    inputs: Any,
-    grad_outputs: Any = None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    allow_unused: bool | None = None,
-    materialize_grads: bool = False,
-) -> tuple[Any, ...]:
-    """The gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
-
-    ``.grad`` is left untouched. With ``create_graph=True`` the returned gradients are
-    themselves differentiable (for second derivatives and Hessian-vector products).
-    """
-    outputs = _as_list(outputs)
-    inputs = _as_list(inputs)
-    grad_outputs = _gradient_list(grad_outputs, len(outputs), "grad", "grad_outputs")
-    for i, tensor in enumerate(inputs):
-        if not isinstance(tensor, engine.Tensor) or not tensor.requires_grad:
-            raise RuntimeError(f"grad: input {i} is not a tensor that requires grad")
-    if retain_graph is None:
-        retain_graph = create_graph
-    allow_unused = materialize_grads if allow_unused is None else allow_unused
-    seeds = [sweep.seed(t, g, create_graph, "grad") for t, g in zip(outputs, grad_outputs)]
-    keys = [t._node or t for t in inputs]
-    capture: dict[Any, Any] = dict.fromkeys(keys)
-    sweep.run(outputs, seeds, retain_graph, create_graph, capture)
-    results: list[Any] = []
-    for i, (tensor, key) in enumerate(zip(inputs, keys)):
-        value = capture[key]
-        if value is None and materialize_grads:
-            value = engine.wrap(tensor._data * 0)
-        if value is None and not allow_unused:
-            raise RuntimeError(
-                f"grad: input {i} was not used to compute the outputs; pass allow_unused=True "
-                "to get None for it"
-            )
-        results.append(
-            None
-            if value is None
-            else value
-            if isinstance(value, engine.Tensor)
-            else engine.wrap(value)
-        )
-    return tuple(results)
-
-
-def _gradient_list(value: Any, n: int, caller: str, name: str) -> list[Any]:
-    """One gradient per output: None, a tensor or an array stand for one output."""
-    if value is None:
-        return [None] * n
-    if isinstance(value, engine.Tensor) or (
-        hasattr(value, "__array__") and not isinstance(value, (list, tuple))
-    ):
-        value = [value]
-    value = list(value)
-    if len(value) != n:
-        raise ValueError(f"{caller}: got {len(value)} {name} for {n} outputs")
-    return value
-
-
-del Sequence

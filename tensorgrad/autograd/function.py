@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.core import engine
+from tensorgrad.core import engine, forward
 from tensorgrad.core.engine import GradientPack, wrap
 from tensorgrad.grad_mode import no_grad
 from tensorgrad.grad_mode import state as grad_state
@@ -66,6 +66,10 @@ class FunctionCtx:
                 )
         return self._saved
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for ``jvp`` (forward mode), read back as ``ctx.saved_tensors``."""
+        self.save_for_backward(*tensors)
+
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Outputs that carry no gradient (indices, masks): they will not require grad."""
         self._non_differentiable.update(id(o) for o in outputs)
@@ -88,6 +92,11 @@ class Function:
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, ...)")
 
+    #: forward mode's rule, ``jvp(ctx, *input_tangents)`` (None for an input without one),
+    #: returning the outputs' tangents; a subclass that has none cannot be used with forward
+    #: mode
+    jvp: Any = None
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, when a gradient will be needed, record it as one node."""
@@ -95,10 +104,19 @@ class Function:
             raise TypeError(f"{cls.__name__}.apply takes positional arguments only")
         needs = tuple(isinstance(a, engine.Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
-        with no_grad():
+        tangents = forward.tangents_of(args) if forward.state.level else None
+        if tangents is not None and cls.jvp is None:
+            raise RuntimeError(
+                f"{cls.__name__}: an input carries a forward-mode tangent, but this custom "
+                "Function does not define jvp(ctx, *tangents): define it (and "
+                "ctx.save_for_forward what it needs) to use it with forward AD"
+            )
+        with no_grad(), forward.suspended():
             result = cls.forward(ctx, *args)
         single = not isinstance(result, tuple)
         outputs = [_fresh(o) for o in ((result,) if single else result)]
+        if tangents is not None:
+            _forward_tangents(cls, ctx, tangents, outputs)
         wanted = [
             i
             for i, o in enumerate(outputs)
@@ -109,6 +127,27 @@ class Function:
         if grad_state.enabled and any(needs) and wanted:
             _record(cls, ctx, args, outputs, wanted, single)
         return outputs[0] if single else tuple(outputs)
+
+
+def _forward_tangents(cls: type[Function], ctx: FunctionCtx, tangents: list, outputs: list) -> None:
+    """Give the outputs the tangents the Function's own ``jvp`` computes from the inputs'."""
+    with forward.suspended():
+        result = cls.jvp(ctx, *(None if t is None else wrap(t) for t in tangents))
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            f"{cls.__name__}.jvp returned {len(result)} tangents for {len(outputs)} outputs"
+        )
+    for out, tangent in zip(outputs, result):
+        if tangent is None or not isinstance(out, engine.Tensor):
+            continue
+        array = tangent._data if isinstance(tangent, engine.Tensor) else np.asarray(tangent)
+        if array.shape != out.shape:
+            raise RuntimeError(
+                f"{cls.__name__}.jvp returned a tangent of shape {array.shape} for an output of "
+                f"shape {out.shape}"
+            )
+        forward.set_tangent(out, array.astype(out.dtype, copy=False))
 
 
 def _fresh(value: Any) -> Any:

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
-from tensorgrad.core import anomaly
+from tensorgrad.core import anomaly, forward
+from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.node import Node
 from tensorgrad.grad_mode import enable_grad
 from tensorgrad.grad_mode import state as grad_state
@@ -121,6 +122,7 @@ def wrap(data: Any) -> Any:
     t._view = None
     t._hooks = None
     t._requires_grad = False
+    t._tangent = None
     return t
 
 
@@ -131,6 +133,7 @@ def node_tensor(node: Node, data: Any) -> Any:
     t._node = node
     t._versions = node.out_versions
     t._requires_grad = True
+    t._tangent = node.tangent  # forward over reverse: VJPs recorded on it carry tangents
     return t
 
 
@@ -249,6 +252,7 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         _adopt_view(out, op, inputs)
     if state.anomaly:
         anomaly.check_forward(op, out, inputs)
+    tangent = forward.propagate(op, out, inputs, arrays) if forward_state.level else None
     if grad_state.enabled:
         if state.rebased:
             refresh_views(inputs)
@@ -257,7 +261,9 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         else:
             needs = [isinstance(x, Tensor) and x._requires_grad for x in inputs]
         if True in needs:
-            record(op, out, inputs, arrays, needs, tensors_only)
+            node = record(op, out, inputs, arrays, needs, tensors_only)
+            if tangent is not None:
+                forward.keep_on_node(node, tangent)
     return out
 
 
@@ -407,6 +413,9 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     ]
     # the old value, kept for backward: a copy, as the change overwrites it, if it is read
     old = target._data.copy() if recording and op.reads_input(0, needs) else target._data
+    dual = forward_state.level and forward.tangents_of((target, *others)) is not None
+    if dual and old is target._data:  # the JVP may read it too
+        old = target._data.copy()
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -419,10 +428,14 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     except (ValueError, IndexError) as exc:
         raise named_error(name, exc) from exc
     mark_changed((target,))
+    if dual:
+        forward.propagate_inplace(op, target, old, others, arrays)
     if recording:
         state.rebased = True
         previous = _stand_in(target, old)
         node = record(op, target, (previous, *others), [old, *arrays], needs)
+        if dual and target._tangent is not None:
+            forward.keep_on_node(node, target._tangent.copy())  # later changes: not this value's
         if old is not target._data:  # input 0 is a private copy: its own counter, not the node's
             node.in_versions = [
                 previous._versions,

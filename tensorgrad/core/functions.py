@@ -185,7 +185,7 @@ METHOD_FUNCTIONS = (
     "leaky_relu", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logsumexp", "lt", "masked_fill", "masked_select", "max", "mean",
     "min", "mm", "mul", "multiply", "narrow", "ne", "neg", "negative", "nonzero", "norm", "outer",
-    "permute", "pow", "reciprocal", "relu", "repeat_interleave", "reshape", "roll", "round",
+    "permute", "pow", "prod", "reciprocal", "relu", "repeat_interleave", "reshape", "roll", "round",
     "rsqrt", "scatter_add", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk",
     "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",

@@ -322,6 +322,18 @@ class MathMethods:
         return apply(ops.Mean(_all_if_empty(dim), keepdim), x)
 
     @numpy_names
+    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """The product of all elements, or over one dimension ``dim`` (an int, as PyTorch's);
+        integers and bools multiply in int64 unless ``dtype`` says otherwise. The gradient
+        is exact where elements are 0 (one zero: the product of the others; more: 0)."""
+        if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
+            raise TypeError(f"prod: dim must be an int, got {dim!r}")
+        x = self if dtype is None else self.to(dtype)
+        if dtype is None and x.dtype.kind in "biu":
+            x = x.astype(array_backend.int64)
+        return apply(ops.Prod(dim, keepdim), x)
+
+    @numpy_names
     def var(
         self,
         dim: Any = None,

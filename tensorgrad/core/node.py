@@ -33,6 +33,7 @@ class Node:
         "parents",
         "retained",
         "seq",
+        "tangent",
         "trace",
     )
 
@@ -52,6 +53,9 @@ class Node:
         self.retained: Any = None  #: a weak reference to that tensor when it ``retain_grad()``
         self.trace: str | None = None  #: where it was created, in anomaly-detection mode
         self.failed = ""  #: why a backward through this node failed after freeing part of it
+        #: the output's tangent, in forward mode (``core.forward``), for backward with
+        #: ``create_graph``: forward-over-reverse
+        self.tangent: Any = None
 
     @property
     def name(self) -> str:

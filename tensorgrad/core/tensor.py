@@ -46,6 +46,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         "_hooks",
         "_node",
         "_requires_grad",
+        "_tangent",
         "_versions",
         "_view",
     )
@@ -85,6 +86,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         self._view: engine.ViewOf | None = None
         self._hooks: list | None = None
         self._requires_grad = False
+        self._tangent: Any = None  #: forward mode's tangent, inside a dual level (core.forward)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -344,6 +346,8 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         )  # PyTorch's rule for when repr shows the dtype
         if not implied:
             extras.append(f"dtype={self.dtype}")
+        if self._tangent is not None:
+            extras.append(f"tangent={wrap(self._tangent)!r}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self._node!r}")
         elif self.requires_grad:

@@ -7,7 +7,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``base``           ``Op``, ``sum_to`` (un-broadcasting), axis checks, ``call``/``replay``
 ``elementwise``    arithmetic and pointwise math: add … pow, exp, log, clip, maximum, where, cast
 ``activation``     sigmoid, relu, leaky relu, gelu, silu, softplus, elu, softmax, log-softmax
-``reduce``         sum, mean, var, std, norm, max/min, logsumexp, cumsum
+``reduce``         sum, mean, prod, var, std, norm, max/min, logsumexp, cumsum
 ``shape``          reshape, transpose, broadcast, concatenate, stack
 ``index``          getitem and its scatter, setitem, gather / scatter_add, view write-back
 ``linalg``         matmul
@@ -78,7 +78,7 @@ from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
-from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Std, Sum, Var
+from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 
 __all__ = [
@@ -130,6 +130,7 @@ __all__ = [
     "Normalize",
     "Op",
     "Pow",
+    "Prod",
     "Relu",
     "Reshape",
     "ScatterAdd",

@@ -24,6 +24,9 @@ class Sigmoid(Op):
     def backward(self, grad, out, x):
         return (grad * (out * (1 - out)),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (out * (1 - out))
+
 
 class Relu(Op):
     """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
@@ -43,6 +46,9 @@ class Relu(Op):
             return (grad,)
         return (grad * (x > 0),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (x > 0)
+
 
 class LeakyRelu(Op):
     name = "leaky_relu"
@@ -55,6 +61,9 @@ class LeakyRelu(Op):
 
     def backward(self, grad, out, x):
         return (np.where(x > 0, grad, grad * self.negative_slope),)
+
+    def jvp(self, tangents, out, x):
+        return np.where(x > 0, tangents[0], tangents[0] * self.negative_slope)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -75,6 +84,11 @@ class Gelu(Op):
             return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
         return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
 
+    def scalar_forward(self, x):
+        if self.approximate == "tanh":
+            return self.forward(x)
+        return 0.5 * x * (1 + Erf().scalar_forward(x * _INV_SQRT_2))
+
     def backward(self, grad, out, x):
         if self.approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
@@ -83,6 +97,9 @@ class Gelu(Op):
         cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
         pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
+
+    def jvp(self, tangents, out, x):
+        return self.backward(tangents[0], out, x)[0]  # a diagonal Jacobian: J·t = Jᵀ·t
 
 
 class Silu(Op):
@@ -94,6 +111,10 @@ class Silu(Op):
     def backward(self, grad, out, x):
         s = call(Sigmoid, x)
         return (grad * (s * (1 + x * (1 - s))),)
+
+    def jvp(self, tangents, out, x):
+        s = call(Sigmoid, x)
+        return tangents[0] * (s * (1 + x * (1 - s)))
 
 
 class Softplus(Op):
@@ -109,9 +130,16 @@ class Softplus(Op):
         soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / self.beta
         return np.where(z > self.threshold, x, soft)
 
+    def scalar_forward(self, x):
+        z = x * self.beta
+        return np.where(z > self.threshold, x, np.log(1 + np.exp(z)) / self.beta)
+
     def backward(self, grad, out, x):
         z = x * self.beta
         return (grad * np.where(z > self.threshold, 1.0, call(Sigmoid, z)),)
+
+    def jvp(self, tangents, out, x):
+        return self.backward(tangents[0], out, x)[0]  # a diagonal Jacobian: J·t = Jᵀ·t
 
 
 class Elu(Op):
@@ -126,8 +154,14 @@ class Elu(Op):
     def forward(self, x):
         return np.where(x > 0, x, self.alpha * np.expm1(np.minimum(x, 0)))
 
+    def scalar_forward(self, x):
+        return np.where(x > 0, x, self.alpha * (np.exp(x) - 1))
+
     def backward(self, grad, out, x):
         return (grad * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0))),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0)))
 
 
 class Softmax(Op):
@@ -146,6 +180,10 @@ class Softmax(Op):
     def backward(self, grad, out, x):
         return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
 
+    def jvp(self, tangents, out, x):
+        t = tangents[0]  # J = diag(s) − s sᵀ is symmetric: the same formula as the VJP
+        return out * (t - (t * out).sum(axis=self.axis, keepdims=True))
+
 
 class LogSoftmax(Op):
     name = "log_softmax"
@@ -161,6 +199,10 @@ class LogSoftmax(Op):
 
     def backward(self, grad, out, x):
         return (grad - np.exp(out) * grad.sum(axis=self.axis, keepdims=True),)
+
+    def jvp(self, tangents, out, x):
+        t = tangents[0]  # J = I − 1 sᵀ: subtract the softmax-weighted mean of the tangent
+        return t - (np.exp(out) * t).sum(axis=self.axis, keepdims=True)
 
 
 def _softmax_axis(axis: int, x: np.ndarray, name: str) -> int | None:

@@ -49,6 +49,12 @@ class Op(ABC):
     #: records the call)
     needs_input_grad: list[bool]
 
+    #: the forward-mode rule, ``jvp(tangents, out, *inputs)``: the output's tangent
+    #: (``J · ṫ``) from one tangent per input (None for an input without one), on arrays.
+    #: None when the op has none; then ``no_jvp`` says why, and forward mode refuses it.
+    jvp: Any = None
+    no_jvp: ClassVar[str] = ""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if not cls.__dict__.get("name"):
@@ -77,6 +83,14 @@ class Op(ABC):
         """Whether backward reads the output's value, given ``needs``."""
         return self.uses_output
 
+    def scalar_forward(self, *inputs: Any) -> Any:
+        """The forward on NumPy object arrays of scalar values: the reference the scalar-engine
+        oracle differentiates (``tensorgrad.autograd.scalar_oracle``). By default ``forward``
+        itself, which NumPy runs element by element through the values' own arithmetic; an op
+        whose forward cannot (SciPy, ``np.log1p``) overrides this beside its forward, with
+        the values' operators and methods only (``ops.object_arrays``)."""
+        return self.forward(*inputs)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}Backward>"
 
@@ -104,6 +118,29 @@ def _run(op: Op, inputs: Sequence[Any]) -> Any:
         if apply is not None:
             return apply(op, *inputs)
     return op.forward(*inputs)
+
+
+def add_tangents(*terms: Any) -> Any:
+    """The sum of the tangent terms that exist (None stands for a zero tangent), or None
+    when none does: how a JVP adds up its inputs' contributions."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return total
+
+
+def linear_jvp(op: Op, tangents: Sequence[Any], out: Any, *inputs: Any) -> Any:
+    """The JVP of an op that is linear in all its inputs (a reshape, a sum, a slice, a
+    concatenation), as ``jvp = linear_jvp`` in its class: the op itself applied to the
+    tangents, zeros standing for missing ones."""
+    if all(t is None for t in tangents):
+        return None
+    fresh = copy.copy(op)
+    fresh.saved = None
+    return fresh.forward(
+        *(np.zeros_like(x) if t is None else t for t, x in zip(tangents, inputs, strict=True))
+    )
 
 
 def shape_of(x: Any) -> tuple[int, ...]:

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorgrad.ops import parallel
-from tensorgrad.ops.base import Op, call, shape_of
+from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, shape_of
 
 Pair = tuple[int, int]
 Padding = tuple[Pair, Pair]
@@ -324,6 +324,8 @@ class Unfold(_Window):
     def backward(self, grad, out, x):
         return (call(Fold, grad, output_size=shape_of(x)[2:], **self._params()),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class Fold(_Window):
     """col2im, the adjoint of ``Unfold``: (N, C·kH·kW, L) → (N, C, H, W), adding every column
@@ -369,6 +371,8 @@ class Fold(_Window):
 
     def backward(self, grad, out, cols):
         return (call(Unfold, grad, **self._params()),)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
 # --------------------------------------------------------------------------- convolution
@@ -661,6 +665,18 @@ class Conv2d(Op):
             db = np.add.reduce(db_parts, axis=0)
         return dx, dw, db
 
+    def jvp(self, tangents, out, x, weight, bias=None):
+        """Bilinear in (x, weight), plus the bias: conv(ẋ, W) + conv(x, Ẇ) + ḃ; after a
+        fused ReLU, masked where it is off."""
+        tx, tw, tb = (*tangents, None, None)[:3]
+        plain = Conv2d(self.stride, self.padding, self.dilation, self.groups)
+        t = add_tangents(
+            None if tx is None else plain.forward(tx, weight),
+            None if tw is None else plain.forward(x, tw),
+            None if tb is None else tb.reshape(1, -1, 1, 1),
+        )
+        return t * (out > 0) if self.relu and t is not None else t
+
     def _recorded_backward(self, grad, x, weight, bias):
         """The VJP composed of recorded ops (on Tensors, for ``create_graph``)."""
         needs = self.needs_input_grad
@@ -752,6 +768,13 @@ class Conv2dReluMaxPool(Conv2dRelu):
         (dz,) = pool.backward(grad, np.asarray(out), z)
         return conv.backward(dz, z, x, weight, bias)
 
+    def jvp(self, tangents, out, x, weight, bias=None):
+        conv, pool = self._parts()  # through the fused ops in turn, on recomputed values
+        z = conv.forward(x, weight, bias)
+        tz = conv.jvp(tangents, z, x, weight, bias)
+        pool.forward(z)
+        return pool.jvp((tz,), out, z)
+
 
 # --------------------------------------------------------------------------- constant padding
 class ConstantPad(Op):
@@ -796,3 +819,6 @@ class ConstantPad(Op):
 
     def backward(self, grad, out, x):
         return (call(ConstantPad, grad, pad=tuple(-p for p in self.pad), value=0.0),)
+
+    def jvp(self, tangents, out, x):
+        return call(ConstantPad, tangents[0], pad=self.pad, value=0.0)  # the fill is constant

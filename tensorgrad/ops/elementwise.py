@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, shape_of, sum_to
+from tensorgrad.ops import object_arrays
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class Add(Op):
@@ -25,6 +26,10 @@ class Add(Op):
             sum_to(grad, shape_of(x)) if nx else None,
             sum_to(grad, shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, ty)
 
 
 def _is_bool(value: Any) -> bool:
@@ -72,6 +77,10 @@ class Sub(Op):
             sum_to(-grad, shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty)
+
 
 class Mul(Op):
     def forward(self, x, y):
@@ -89,6 +98,10 @@ class Mul(Op):
             sum_to(grad * y, shape_of(x)) if nx else None,
             sum_to(grad * x, shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx * y, None if ty is None else x * ty)
 
 
 class Div(Op):
@@ -108,6 +121,10 @@ class Div(Op):
             sum_to(-grad * x / (y * y), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx / y, None if ty is None else -ty * out / y)
+
 
 class Neg(Op):
     uses_inputs = False
@@ -118,6 +135,16 @@ class Neg(Op):
 
     def backward(self, grad, out, x):
         return (-grad,)
+
+    def jvp(self, tangents, out, x):
+        return -tangents[0]
+
+
+def _log_of_base(x: Any) -> Any:
+    """``log x`` as the exponent's slope of ``x ** y`` uses it: 0 where x = 0 (PyTorch's
+    convention: no slope there), NaN where x < 0."""
+    positive = x > 0
+    return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan))
 
 
 class Pow(Op):
@@ -138,6 +165,11 @@ class Pow(Op):
             raise ValueError("pow: Integers to negative integer powers are not allowed.")
         return x**y
 
+    def scalar_forward(self, x, y):
+        if object_arrays.holds_values(y):  # no value ** value: exp(y log x), for x > 0
+            return np.exp(y * np.log(x))
+        return self.forward(x, y)
+
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         dx = dy = None
@@ -149,12 +181,21 @@ class Pow(Op):
                 base = np.where(zero, 1.0, x)
                 dx = sum_to(np.where(zero, 0.0, grad * (y * base ** (y - 1))), shape_of(x))
         if ny:
-            positive = x > 0
-            log_x = np.where(
-                positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, 0.0, np.nan)
-            )
-            dy = sum_to(grad * out * log_x, shape_of(y))
+            dy = sum_to(grad * out * _log_of_base(x), shape_of(y))
         return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        dx = dy = None
+        if tx is not None:  # the VJP's slopes, times the tangent instead of the gradient
+            if isinstance(y, (int, float)):
+                dx = tx * 0.0 if y == 0 else tx * (y * x ** (y - 1))
+            else:
+                zero = y == 0
+                dx = np.where(zero, 0.0, tx * (y * np.where(zero, 1.0, x) ** (y - 1)))
+        if ty is not None:
+            dy = ty * out * _log_of_base(x)
+        return add_tangents(dx, dy)
 
 
 class Exp(Op):
@@ -167,6 +208,9 @@ class Exp(Op):
     def backward(self, grad, out, x):
         return (grad * out,)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * out
+
 
 class Log(Op):
     def forward(self, x):
@@ -175,6 +219,9 @@ class Log(Op):
     def backward(self, grad, out, x):
         return (grad / x,)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] / x
+
 
 class Log1p(Op):
     """``log(1 + x)``, accurate for small x."""
@@ -182,8 +229,14 @@ class Log1p(Op):
     def forward(self, x):
         return np.log1p(x)
 
+    def scalar_forward(self, x):
+        return np.log(1 + x)
+
     def backward(self, grad, out, x):
         return (grad / (1 + x),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] / (1 + x)
 
 
 class Expm1(Op):
@@ -195,8 +248,14 @@ class Expm1(Op):
     def forward(self, x):
         return np.expm1(x)
 
+    def scalar_forward(self, x):
+        return np.exp(x) - 1
+
     def backward(self, grad, out, x):
         return (grad * (out + 1),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (out + 1)
 
 
 class Sqrt(Op):
@@ -209,6 +268,9 @@ class Sqrt(Op):
     def backward(self, grad, out, x):
         return (grad / (out * 2),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] / (out * 2)
+
 
 class Abs(Op):
     """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses)."""
@@ -219,6 +281,9 @@ class Abs(Op):
     def backward(self, grad, out, x):
         return (grad * np.sign(x),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * np.sign(x)
+
 
 class Sin(Op):
     def forward(self, x):
@@ -227,6 +292,9 @@ class Sin(Op):
     def backward(self, grad, out, x):
         return (grad * np.cos(x),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * np.cos(x)
+
 
 class Cos(Op):
     def forward(self, x):
@@ -234,6 +302,9 @@ class Cos(Op):
 
     def backward(self, grad, out, x):
         return (-grad * np.sin(x),)
+
+    def jvp(self, tangents, out, x):
+        return -tangents[0] * np.sin(x)
 
 
 class Tanh(Op):
@@ -246,6 +317,9 @@ class Tanh(Op):
     def backward(self, grad, out, x):
         return (grad * (1 - out * out),)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (1 - out * out)
+
 
 class Erf(Op):
     """The error function (SciPy's, imported on first use: SciPy comes with scikit-learn)."""
@@ -255,8 +329,37 @@ class Erf(Op):
 
         return erf(x)
 
+    def scalar_forward(self, x):
+        return object_arrays.elementwise(erf_of_value, x)
+
     def backward(self, grad, out, x):
         return (grad * (2 / math.sqrt(math.pi)) * np.exp(-(x * x)),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] * (2 / math.sqrt(math.pi)) * np.exp(-(x * x))
+
+
+def erf_of_value(x: Any) -> Any:
+    """erf of one scalar value from its operations: the Maclaurin series for |x| <= 2, the
+    continued fraction of erfc beyond (both accurate to about 1e-15). Numbers go to
+    ``math.erf``."""
+    if isinstance(x, (int, float, np.number)):
+        return math.erf(x)
+    if abs(x.data) <= 2.0:
+        x2, term, total = x * x, x, x
+        for n in range(1, 200):
+            term = term * x2 * (-1.0 / n)
+            total = total + term * (1.0 / (2 * n + 1))
+            if abs(term.data) < 1e-17:
+                break
+        return total * (2 / math.sqrt(math.pi))
+    sign = 1.0 if x.data > 0 else -1.0
+    a = abs(x)
+    t = a
+    for k in range(80, 0, -1):
+        t = a + (k / 2) / t
+    erfc = (-(a * a)).exp() * (1 / math.sqrt(math.pi)) / t
+    return (1 - erfc) * sign
 
 
 class Clip(Op):
@@ -296,10 +399,31 @@ class Clip(Op):
             dhigh,
         )
 
+    def jvp(self, tangents, out, x, low=None, high=None):
+        tx, tlow, thigh = (*tangents, None, None)[:3]
+        above = None if low is None else x >= low
+        below = None if high is None else x <= high
+        inside = below if above is None else (above if below is None else above & below)
+        terms = [None if tx is None else tx * inside]
+        if tlow is not None:
+            to_low = np.logical_not(above)
+            terms.append(tlow * (to_low if high is None else to_low & (low < high)))
+        if thigh is not None:
+            to_high = np.logical_not(below)
+            terms.append(thigh * (to_high if low is None else to_high | (high < low)))
+        return add_tangents(*terms)
+
 
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:
     """1 where x wins, 0 where y wins, 1/2 on ties: tied inputs split the gradient evenly."""
     return ((x > y) + (x == y) * 0.5).astype(grad.dtype)
+
+
+def _tie_jvp(tangents: Any, w: Any) -> Any:
+    """``ṫx · w + ṫy · (1 − w)``: the tangent of a maximum or minimum whose winners ``w``
+    (1, 0, or 1/2 on ties) the VJP uses too."""
+    tx, ty = tangents
+    return add_tangents(None if tx is None else tx * w, None if ty is None else ty * (1 - w))
 
 
 class Maximum(Op):
@@ -316,6 +440,9 @@ class Maximum(Op):
             sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, x, y):
+        return _tie_jvp(tangents, _tie_weights(x, y, out))
+
 
 class Minimum(Op):
     """Elementwise minimum; on ties each input gets half the gradient."""
@@ -330,6 +457,9 @@ class Minimum(Op):
             sum_to(grad * w, shape_of(x)) if nx else None,
             sum_to(grad * (1 - w), shape_of(y)) if ny else None,
         )
+
+    def jvp(self, tangents, out, x, y):
+        return _tie_jvp(tangents, _tie_weights(y, x, out))
 
 
 class Where(Op):
@@ -346,6 +476,10 @@ class Where(Op):
             sum_to(np.where(cond, 0, grad), shape_of(y)) if ny else None,
         )
 
+    def jvp(self, tangents, out, cond, x, y):
+        _, tx, ty = tangents
+        return np.where(cond, 0 if tx is None else tx, 0 if ty is None else ty)
+
 
 class Clone(Op):
     """A copy of ``x`` (PyTorch's ``clone``): new memory, the same values, gradient passes."""
@@ -359,6 +493,9 @@ class Clone(Op):
     def backward(self, grad, out, x):
         return (grad,)
 
+    def jvp(self, tangents, out, x):
+        return tangents[0]
+
 
 class Cast(Op):
     """Change the dtype; the gradient is cast back to the input's dtype."""
@@ -371,5 +508,11 @@ class Cast(Op):
     def forward(self, x):
         return x.astype(self.dtype)
 
+    def scalar_forward(self, x):
+        return x  # a cast changes precision, not values: the identity
+
     def backward(self, grad, out, x):
         return (grad.astype(x.dtype),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0].astype(self.dtype)

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, replay, shape_of, sum_to
+from tensorgrad.ops import object_arrays
+from tensorgrad.ops.base import Op, call, linear_jvp, normalize_axis, replay, shape_of, sum_to
 
 
 def is_basic_index(index: Any) -> bool:
@@ -38,6 +39,8 @@ class GetItem(Op):
     def backward(self, grad, out, x):
         return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class IndexAdd(Op):
     """Scatter ``values`` into zeros of ``shape`` at ``index``: the VJP of indexing.
@@ -53,7 +56,12 @@ class IndexAdd(Op):
         self.shape, self.index = tuple(shape), index
 
     def forward(self, values):
-        result = np.zeros(self.shape, dtype=values.dtype)
+        return self._scatter(np.zeros(self.shape, dtype=values.dtype), values)
+
+    def scalar_forward(self, values):
+        return self._scatter(np.zeros(self.shape, dtype=object), object_arrays.element(values))
+
+    def _scatter(self, result, values):
         index = self.index
         single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
         if is_basic_index(index) or single_mask:
@@ -64,6 +72,8 @@ class IndexAdd(Op):
 
     def backward(self, grad, out, values):
         return (grad[self.index],)
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 class SetItem(Op):
@@ -83,6 +93,9 @@ class SetItem(Op):
         out[self.index] = value
         return out
 
+    def scalar_forward(self, x, value):
+        return self.forward(x, object_arrays.element(value))
+
     def forward_inplace(self, target, value):
         target[self.index] = value
 
@@ -100,6 +113,8 @@ class SetItem(Op):
                 picked = picked.reshape((1,) * extra + shape_of(picked))
             dvalue = sum_to(picked, shape_of(value))
         return dx, dvalue
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 class CopyIntoView(Op):
@@ -134,6 +149,8 @@ class CopyIntoView(Op):
         if nvalue:
             dvalue = self._view(grad)
         return dbase, dvalue
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 def _full_index(index: np.ndarray, axis: int) -> tuple[Any, ...]:
@@ -192,6 +209,8 @@ class Gather(Op):
         zeros = np.zeros(shape_of(x), dtype=grad.dtype)
         return (call(ScatterAdd, zeros, grad, axis=self.axis, index=self.index),)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class ScatterAdd(Op):
     """``x`` with ``src`` added at ``index`` along ``axis`` (PyTorch's ``scatter_add``):
@@ -227,3 +246,5 @@ class ScatterAdd(Op):
                 region = tuple(slice(n) for n in self.index.shape or (1,))
                 dsrc = call(IndexAdd, dsrc, shape=shape_of(src), index=region)
         return (grad if nx else None), dsrc
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, shape_of, sum_to
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class MatMul(Op):
@@ -52,3 +52,7 @@ class MatMul(Op):
         if ny:
             dy = sum_to(x2.swapaxes(-1, -2) @ grad, shape_of(y2)).reshape(ys)
         return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(None if tx is None else tx @ y, None if ty is None else x @ ty)

@@ -9,7 +9,7 @@ import numpy as np
 
 from tensorgrad.ops import parallel
 from tensorgrad.ops.activation import Relu
-from tensorgrad.ops.base import Op, call
+from tensorgrad.ops.base import Op, add_tangents, call
 
 
 def _linear(where: str, x: Any, weight: Any, bias: Any) -> Any:
@@ -56,6 +56,12 @@ def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, ne
     return dx, dw, db
 
 
+def _linear_jvp(tangents: Any, x: Any, weight: Any) -> Any:
+    """The tangent of ``x @ weight.T + bias`` from the tangents (ẋ, Ẇ, ḃ), any of them None."""
+    tx, tw, tb = (*tangents, None, None)[:3]
+    return add_tangents(None if tx is None else tx @ weight.T, None if tw is None else x @ tw.T, tb)
+
+
 class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
@@ -65,6 +71,9 @@ class Linear(Op):
     def backward(self, grad, out, x, weight, bias=None):
         needs = self.needs_input_grad
         return _linear_vjp(grad, x, weight, needs[0], needs[1], bias is not None and needs[2])
+
+    def jvp(self, tangents, out, x, weight, bias=None):
+        return _linear_jvp(tangents, x, weight)
 
 
 #: a step of a linear chain: (is it a ReLU, the index of its weight among the parameters, or for
@@ -186,3 +195,14 @@ class LinearChain(Op):
         if needs[0]:
             grads[0] = grad
         return tuple(grads)
+
+    def jvp(self, tangents, out, x, *params):
+        """Tangents through the steps in order, on the values the forward kept."""
+        t, values = tangents[0], self.saved
+        for k, (relu, w, b) in enumerate(self.layout):
+            if relu:
+                t = None if t is None else t * (values[k + 1] > 0)
+            else:
+                bias_tangent = None if b is None else tangents[b + 1]
+                t = _linear_jvp((t, tangents[w + 1], bias_tangent), values[k], params[w])
+        return t

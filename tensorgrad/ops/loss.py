@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.ops.activation import LogSoftmax, Sigmoid, _log_softmax
-from tensorgrad.ops.base import Op, call, shape_of, sum_to
+from tensorgrad.ops.base import Op, add_tangents, call, shape_of, sum_to
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 #: binary cross-entropy's floor for p(1 − p) in the gradient: PyTorch's 1e-12, a float32
@@ -174,6 +174,15 @@ class CrossEntropy(Op):
         scale = grad / divisor if self.reduction == "mean" and divisor else grad
         return (result * scale,)
 
+    def jvp(self, tangents, out, logits):
+        """Each sample's loss depends on its own row of logits only, so the VJP of ones gives
+        every row's gradient G, and J·t sums G·t per row (then over the batch, as forward)."""
+        per_sample = self.reduction == "none"
+        ones = np.ones(out.shape, out.dtype)
+        (rows,) = self.backward(ones, out, logits)
+        t = tangents[0]
+        return np.add.reduce(rows * t, axis=1) if per_sample else np.add.reduce(rows * t, axis=None)
+
 
 class BinaryCrossEntropy(Op):
     """Elementwise ``−[y log p + (1 − y) log(1 − p)]`` of probabilities ``p`` and targets
@@ -194,6 +203,9 @@ class BinaryCrossEntropy(Op):
             log_q = np.maximum(np.log1p(-p), -100.0)
         return -(log_p * y + log_q * (1 - y))
 
+    def scalar_forward(self, p, y):
+        return -(y * np.maximum(np.log(p), -100.0) + (1 - y) * np.maximum(np.log(1 - p), -100.0))
+
     def backward(self, grad, out, p, y):
         np_, ny = self.needs_input_grad
         grad_p = grad_y = None
@@ -204,6 +216,16 @@ class BinaryCrossEntropy(Op):
                 grad_y = sum_to(grad * (np.log1p(-p) - np.log(p)), shape_of(y))
         return grad_p, grad_y
 
+    def jvp(self, tangents, out, p, y):
+        tp, ty = tangents
+        dp = dy = None
+        if tp is not None:
+            dp = tp * (p - y) / np.maximum((1 - p) * p, _EPSILON)
+        if ty is not None:
+            with np.errstate(divide="ignore"):
+                dy = ty * (np.log1p(-p) - np.log(p))
+        return add_tangents(dp, dy)
+
 
 class BinaryCrossEntropyWithLogits(Op):
     """Elementwise ``-[y log σ(x) + (1 − y) log(1 − σ(x))]``, stable for any logit."""
@@ -213,9 +235,18 @@ class BinaryCrossEntropyWithLogits(Op):
     def forward(self, x, y):
         return np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
 
+    def scalar_forward(self, x, y):
+        return np.maximum(x, 0) - x * y + np.log(1 + np.exp(-np.abs(x)))
+
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
         return (
             sum_to(grad * (call(Sigmoid, x) - y), shape_of(x)) if nx else None,
             sum_to(-grad * x, shape_of(y)) if ny else None,
+        )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(
+            None if tx is None else tx * (call(Sigmoid, x) - y), None if ty is None else -ty * x
         )

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op
 
 
@@ -38,6 +39,18 @@ class Normalize(Op):
         centered *= inverse_std
         return centered
 
+    def scalar_forward(self, x):
+        """The forward's formula without its in-place step and without writing ``saved``
+        (the statistics the tensor engine's backward reads)."""
+        if np.size(x) == 0:
+            return np.zeros(np.shape(x))
+        objects = object_arrays.objects
+        x = objects(x)
+        count = int(np.prod([x.shape[a] for a in self.axes], dtype=np.int64))
+        centered = objects(x - objects(x.sum(axis=self.axes, keepdims=True) / count))
+        var = objects(objects(centered * centered).sum(axis=self.axes, keepdims=True) / count)
+        return objects(centered * objects((var + self.eps) ** -0.5))
+
     def backward(self, grad, out, x):
         # On arrays, reuse σ⁻¹ from the forward; on Tensors (create_graph) recompute it from
         # x so that the second derivative sees its dependence on x.
@@ -45,3 +58,6 @@ class Normalize(Op):
         mean_grad = grad.mean(axis=self.axes, keepdims=True)
         mean_grad_out = (grad * out).mean(axis=self.axes, keepdims=True)
         return (inverse_std * (grad - mean_grad - out * mean_grad_out),)
+
+    def jvp(self, tangents, out, x):
+        return self.backward(tangents[0], out, x)[0]  # its Jacobian is symmetric: J·t = Jᵀ·t

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.ops import parallel
-from tensorgrad.ops.base import Op, call, shape_of
+from tensorgrad.ops.base import Op, call, linear_jvp, shape_of
 from tensorgrad.ops.conv import (
     Pair,
     channels_last,
@@ -196,6 +196,15 @@ class MaxPool2d(_Pool):
 
         parallel.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
         return (cropped(dxp, pads, hw),)
+
+    def jvp(self, tangents, out, x):
+        """Each window's tangent is its winner's (the element backward sends it to)."""
+        _, xp, pads = self.saved
+        winners = self._winners(xp, out, pads, shape_of(x)[2:])
+        n, c, h, w = shape_of(x)
+        rows = np.arange(n).reshape(n, 1, 1, 1)
+        channels = np.arange(c).reshape(1, c, 1, 1)
+        return tangents[0].reshape(n, c, h * w)[rows, channels, winners]
 
     def _real_mask(self, padded_hw: Pair, pads, hw: Pair) -> np.ndarray | None:
         """Where the padded plane holds input (not padding), or None without padding."""
@@ -407,6 +416,8 @@ class AvgPool2d(_Average):
             call(AvgPool2dBackward, grad, input_size=shape_of(x)[2:], **self._average_params()),
         )
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class AvgPool2dBackward(_Average):
     """The adjoint of ``AvgPool2d``: each output's value, divided as the forward divided,
@@ -439,6 +450,8 @@ class AvgPool2dBackward(_Average):
 
     def backward(self, grad, out, g):
         return (call(AvgPool2d, grad, **self._average_params()),)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
 def _running_sum(out: np.ndarray, views, scale: Any) -> None:
@@ -510,3 +523,5 @@ class AdaptiveAvgPool2d(Op):
             return (np.broadcast_to(spread, (n, c, oh, kh, ow, kw)).reshape((n, c, h, w)),)
         rows, columns = self._matrices((h, w), grad.dtype)
         return ((rows.T @ grad) @ columns,)
+
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent

@@ -7,9 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import (
     Op,
+    call,
     expand_reduced,
+    linear_jvp,
     normalize_axis,
     reduction_axes,
     shape_of,
@@ -29,6 +32,11 @@ class _Reduction(Op):
     def _count(self, x) -> int:
         return int(np.prod([shape_of(x)[a] for a in self.axes], dtype=np.int64))
 
+    def _reduce(self, values):
+        """``values`` (of the input's shape) summed over the reduced axes, shaped like the
+        output: how a JVP adds up its elements' contributions."""
+        return values.sum(axis=self.axes, keepdims=self.keepdims)
+
     def _expand(self, grad, x):
         """The upstream gradient with reduced axes restored, broadcastable to ``x``."""
         return expand_reduced(grad, shape_of(x), self.axes, self.keepdims)
@@ -43,6 +51,8 @@ class Sum(_Reduction):
     def backward(self, grad, out, x):
         return (np.broadcast_to(self._expand(grad, x), shape_of(x)),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class Mean(_Reduction):
     uses_inputs = False
@@ -56,6 +66,8 @@ class Mean(_Reduction):
         )  # an empty mean is NaN; its (empty) gradient needs no division
         return (np.broadcast_to(self._expand(grad, x) / count, shape_of(x)),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class Var(_Reduction):
     """Variance with ``correction`` (1: the unbiased estimate, PyTorch's default; 0: NumPy's)."""
@@ -67,11 +79,25 @@ class Var(_Reduction):
     def forward(self, x):
         return x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction)
 
+    def scalar_forward(self, x):
+        objects = object_arrays.objects  # (ndarray.var calls conjugate, which values lack)
+        axes, count = self._axes(x), self._count(x)
+        centered = objects(x - objects(x).sum(axis=axes, keepdims=True) / count)
+        squares = objects(centered * centered)
+        out = objects(squares.sum(axis=axes, keepdims=True) / (count - self.correction))
+        return out if self.keepdims else np.squeeze(out, axis=axes)
+
     def backward(self, grad, out, x):
         centered = x - x.mean(axis=self.axes, keepdims=True)
         dof = self._count(x) - self.correction
         scale = 2 / dof if dof > 0 else float("nan")  # as the forward: no variance to speak of
         return (self._expand(grad, x) * centered * scale,)
+
+    def jvp(self, tangents, out, x):
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        dof = self._count(x) - self.correction
+        scale = 2 / dof if dof > 0 else float("nan")
+        return self._reduce(centered * tangents[0]) * scale
 
 
 class Std(_Reduction):
@@ -87,6 +113,13 @@ class Std(_Reduction):
     def forward(self, x):
         return np.sqrt(x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction))
 
+    def scalar_forward(self, x):
+        """sqrt(var), except where the variance is exactly 0 (a constant slice, or one
+        element with correction 0): there the result is 0 with a zero gradient, PyTorch's
+        convention, where sqrt's slope would be 1/0."""
+        var = Var(self.axis, self.keepdims, self.correction).scalar_forward(x)
+        return object_arrays.elementwise(lambda v: v * 0.0 if v.data == 0 else v.sqrt(), var)
+
     def backward(self, grad, out, x):
         centered = x - x.mean(axis=self.axes, keepdims=True)
         dof = self._count(x) - self.correction
@@ -95,6 +128,13 @@ class Std(_Reduction):
         scale = np.where(std == 0, 0.0, self._expand(grad, x) / safe)
         # no degrees of freedom: NaN, in the input's shape (centered's, not the output's)
         return (scale * centered / dof if dof > 0 else scale * centered * float("nan"),)
+
+    def jvp(self, tangents, out, x):
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        dof = self._count(x) - self.correction
+        safe = np.where(out == 0, 1.0, out)
+        slope = self._reduce(centered * tangents[0]) / (dof if dof > 0 else float("nan"))
+        return np.where(out == 0, 0.0, slope / safe)
 
 
 class Norm(_Reduction):
@@ -127,6 +167,21 @@ class Norm(_Reduction):
             return np.sqrt((x * x).sum(axis=axes, keepdims=self.keepdims))
         return ((a**p).sum(axis=axes, keepdims=self.keepdims)) ** (1 / p)
 
+    def scalar_forward(self, x):
+        """max/min of |x| for ±inf, (Σ|x|^p)^(1/p) otherwise; p = 0 (a count) and norms of
+        nothing are constants."""
+        objects = object_arrays.objects
+        axes, p = self._axes(x), self.p
+        if p == 0 or np.size(x) == 0:
+            return self.forward(object_arrays.values_of(x))
+        magnitudes = objects(np.abs(objects(x)))
+        if abs(p) == math.inf:
+            extreme = np.maximum if p > 0 else np.minimum
+            out = objects(extreme.reduce(magnitudes, axis=axes, keepdims=True))
+        else:
+            out = objects(objects(magnitudes**p).sum(axis=axes, keepdims=True) ** (1 / p))
+        return out if self.keepdims else np.squeeze(out, axis=axes)
+
     def backward(self, grad, out, x):
         p, norm, g = self.p, self._expand(out, x), self._expand(grad, x)
         if p == 0:
@@ -140,6 +195,56 @@ class Norm(_Reduction):
             return (np.where(norm == 0, 0.0, g / safe) * x,)
         scale = np.where(norm == 0, 0.0, g / safe ** (p - 1))
         return (scale * np.sign(x) * np.abs(x) ** (p - 1),)
+
+    def jvp(self, tangents, out, x):
+        p, norm, t = self.p, self._expand(out, x), tangents[0]
+        if p == 0:
+            return np.zeros_like(out)
+        if abs(p) == math.inf:
+            winners = np.abs(x) == norm
+            count = winners.sum(axis=self.axes, keepdims=True)
+            return self._reduce(np.sign(x) * winners * t / np.where(count == 0, 1, count))
+        safe = np.where(out == 0, 1.0, out)
+        if p == 2:
+            return np.where(out == 0, 0.0, self._reduce(x * t) / safe)
+        slope = self._reduce(np.sign(x) * np.abs(x) ** (p - 1) * t)
+        return np.where(out == 0, 0.0, slope / safe ** (p - 1))
+
+
+class Prod(_Reduction):
+    """The product over ``axis``, in the input's dtype. Its VJP is, for each element, the
+    product of the others in its slice: ``out / x`` where the input has no zero (PyTorch's
+    form); where it has zeros, from the product of the non-zero elements, so that it is
+    exact there (one zero: the product of the others; two or more: 0) and its own
+    derivative, the second derivative, is too."""
+
+    uses_output = True
+
+    def forward(self, x):
+        return np.prod(x, axis=self._axes(x), keepdims=self.keepdims, dtype=np.result_type(x))
+
+    def backward(self, grad, out, x):
+        g = self._expand(grad, x)
+        zero = x == 0
+        if not np.any(zero):
+            return (g * (self._expand(out, x) / x),)
+        axes = self.axes
+        count = zero.sum(axis=axes, keepdims=True)  # zeros per slice
+        safe = np.where(zero, 1.0, x)
+        nonzero_product = call(Prod, safe, axis=axes, keepdims=True)
+        # the slice's zeros, summed: 0, but its derivative reaches each of them
+        zeros = np.where(zero, x, 0.0).sum(axis=axes, keepdims=True)
+        # the product of a slice's zeros, and for each zero the product of the other zeros,
+        # to first order in them (the order backward's own derivative can see)
+        all_zeros = np.where(count == 0, 1.0, np.where(count == 1, zeros, 0.0))
+        other_zeros = np.where(count == 1, 1.0, np.where(count == 2, zeros - x, 0.0))
+        others = np.where(zero, nonzero_product * other_zeros, nonzero_product * all_zeros / safe)
+        return (g * others,)
+
+    def jvp(self, tangents, out, x):
+        """Σᵢ (the product of the others) · ṫᵢ per slice: the VJP's slopes, dotted with ṫ."""
+        (others,) = self.backward(np.ones(out.shape, out.dtype), out, x)
+        return self._reduce(others * tangents[0])
 
 
 class Cumsum(Op):
@@ -159,6 +264,8 @@ class Cumsum(Op):
             return (grad,)
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
+    jvp = linear_jvp  # linear in its input: the op itself maps the tangent
+
 
 class _Extremum(_Reduction):
     """Max or min (PyTorch's ``amax``/``amin``, and ``max()`` without a dim). Tied extreme
@@ -172,6 +279,12 @@ class _Extremum(_Reduction):
         winners = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
         count = winners.sum(axis=self.axes, keepdims=True).astype(grad.dtype)
         return (winners * (self._expand(grad, x) / count),)
+
+    def jvp(self, tangents, out, x):
+        extreme = self._expand(out, x)
+        winners = (x == extreme) | (np.isnan(x) & np.isnan(extreme))
+        count = winners.sum(axis=self.axes, keepdims=True).astype(out.dtype)
+        return self._reduce(winners * tangents[0] / count)
 
 
 class Max(_Extremum):
@@ -201,5 +314,18 @@ class LogSumExp(_Reduction):
             out = np.log(total) + shift
         return out if self.keepdims else np.squeeze(out, axis=axes)
 
+    def scalar_forward(self, x):
+        objects = object_arrays.objects  # (np.isfinite does not take values)
+        axes = self._axes(x)
+        if np.size(x) == 0:  # nothing to differentiate: the constant result (-inf or empty)
+            return self.forward(np.zeros(np.shape(x)))
+        shift = object_arrays.values_of(x).max(axis=axes, keepdims=True)
+        total = objects(objects(np.exp(objects(x - shift))).sum(axis=axes, keepdims=True))
+        out = objects(np.log(total) + shift)
+        return out if self.keepdims else np.squeeze(out, axis=axes)
+
     def backward(self, grad, out, x):
         return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
+
+    def jvp(self, tangents, out, x):
+        return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])

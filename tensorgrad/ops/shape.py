@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, normalize_axes, normalize_axis, shape_of, sum_to
+from tensorgrad.ops.base import (
+    Op,
+    linear_jvp,
+    normalize_axes,
+    normalize_axis,
+    shape_of,
+    sum_to,
+)
 
 
 class Reshape(Op):
@@ -18,6 +25,8 @@ class Reshape(Op):
 
     def backward(self, grad, out, x):
         return (grad.reshape(shape_of(x)),)
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 class Transpose(Op):
@@ -44,6 +53,8 @@ class Transpose(Op):
             return (np.transpose(grad),)
         return (np.transpose(grad, tuple(np.argsort([a % x.ndim for a in self.axes]))),)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class BroadcastTo(Op):
     name = "broadcast_to"
@@ -62,6 +73,8 @@ class BroadcastTo(Op):
 
     def backward(self, grad, out, x):
         return (sum_to(grad, shape_of(x)),)
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
 class Concatenate(Op):
@@ -94,6 +107,8 @@ class Concatenate(Op):
             start = stop
         return tuple(grads)
 
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
+
 
 class Stack(Op):
     uses_inputs = False
@@ -115,3 +130,5 @@ class Stack(Op):
         return tuple(
             grad[(*lead, i)] if needed else None for i, needed in enumerate(self.needs_input_grad)
         )
+
+    jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents

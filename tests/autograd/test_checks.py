@@ -1,6 +1,6 @@
-"""Tests of the gradient checks themselves (``tensorgrad/autograd/checks.py``): they pass
-correct gradients, catch wrong ones, say where, warn about float32, and leave parameters
-exactly as they found them."""
+"""Tests of the gradient checks themselves (``tensorgrad/autograd/finite_differences.py`` and
+``scalar_oracle.py``, re-exported by ``checks.py``): they pass correct gradients, catch wrong
+ones, say where, warn about float32, and leave parameters exactly as they found them."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import ops
-from tensorgrad.autograd.checks import (
+from tensorgrad.autograd.finite_differences import (
     GradcheckError,
     GradcheckWarning,
-    check_with_scalar_engine,
     gradcheck,
     gradcheck_module,
     gradgradcheck,
 )
+from tensorgrad.autograd.scalar_oracle import check_with_scalar_engine
 from tensorgrad.core.engine import apply as _apply
 
 RNG = np.random.default_rng(0)
@@ -354,3 +354,18 @@ def test_module_buffers_are_restored():
         assert gradcheck_module(model, tg.Tensor(RNG.standard_normal((6, 3))))
     for buffer, values in buffers:
         np.testing.assert_array_equal(buffer.numpy(), values)
+
+
+def test_the_public_names_are_the_same_objects_everywhere():
+    """tg.gradcheck, tg.autograd.*, and the older tensorgrad.autograd.checks all name one thing."""
+    from tensorgrad.autograd import checks, finite_differences, scalar_oracle
+
+    assert tg.gradcheck is tg.autograd.gradcheck is checks.gradcheck is gradcheck
+    assert tg.gradgradcheck is tg.autograd.gradgradcheck is checks.gradgradcheck
+    for name in ("GradcheckError", "GradcheckReport", "GradcheckWarning", "gradcheck_module"):
+        assert getattr(tg.autograd, name) is getattr(checks, name)
+        assert getattr(tg.autograd, name) is getattr(finite_differences, name)
+    for name in ("SCALAR_FORWARDS", "check_with_scalar_engine"):
+        assert getattr(tg.autograd, name) is getattr(checks, name)
+        assert getattr(tg.autograd, name) is getattr(scalar_oracle, name)
+    assert set(checks.__all__) >= {"SCALAR_FORWARDS", "gradcheck", "check_with_scalar_engine"}

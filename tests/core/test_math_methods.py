@@ -59,3 +59,31 @@ def test_type_as_needs_a_tensor(other):
     with pytest.raises(TypeError, match=r"^type_as: other must be a Tensor, got "):
         tg.tensor([1, 2]).type_as(other)
     assert tg.tensor([1, 2]).type_as(tg.tensor([0.5])).dtype == tg.float32
+
+
+@pytest.mark.parametrize("dtype", [tg.int64, tg.int32, tg.int16, tg.uint8, tg.int8, tg.bool_])
+def test_prod_of_integers_and_bools_is_int64(dtype):
+    """PyTorch multiplies integers in int64 (NumPy would keep uint8's product in uint64)."""
+    x = tg.tensor([[1, 2, 3], [3, 1, 0]]).to(dtype)
+    for result in (x.prod(), x.prod(1), tg.prod(x, 0, keepdim=True)):
+        assert result.dtype == tg.int64
+    expected = [6, 0] if dtype != tg.bool_ else [1, 0]
+    assert x.prod(1).tolist() == expected
+
+
+def test_prod_keeps_a_floating_dtype_and_casts_to_dtype_first():
+    assert tg.tensor([1.5, 2.0], dtype=tg.float16).prod().dtype == tg.float16
+    assert tg.tensor([1.5, 2.0]).prod(dtype=tg.int64).item() == 2  # 1 · 2: cast, then multiply
+    ints = tg.tensor([[300, 300]], dtype=tg.int32)
+    assert ints.prod(1, dtype=tg.int16).dtype == tg.int16
+    assert tg.tensor([[1.0, 0.0]]).prod(0, dtype=tg.bool_).tolist() == [True, False]
+
+
+def test_prod_takes_numpy_spellings_and_one_dim():
+    x = tg.tensor(np.arange(1.0, 7.0).reshape(2, 3))
+    assert x.prod(axis=1, keepdims=True).tolist() == [[6.0], [120.0]]
+    assert x.prod(dim=None, keepdim=True).shape == (1, 1)  # all elements, dims kept
+    with pytest.raises(TypeError, match=r"prod: dim must be an int, got \(0, 1\)"):
+        x.prod((0, 1))
+    with pytest.raises(TypeError, match="prod: dim must be an int, got True"):
+        x.prod(True)

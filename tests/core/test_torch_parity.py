@@ -29,6 +29,7 @@ M = _RNG.standard_normal((3, 4))
 V = _RNG.standard_normal(5)
 INTS = _RNG.integers(-5, 6, (3, 4))
 MASK = M > 0
+WITH_ZEROS = np.where(np.abs(M) < 0.5, 0.0, M)  # rows with none, one and several zeros
 
 
 def dtype_name(dtype: Any) -> str:
@@ -179,6 +180,16 @@ METHODS: list[tuple[str, Callable[..., Any], tuple]] = [
     ),
     ("topk", lambda lib, x: (x.topk(2), x.topk(2, dim=1), x.topk(1, largest=False)), (A,)),
     ("sort", lambda lib, x: (x.sort(), x.sort(dim=0), x.sort(1, descending=True)), (A,)),
+    ("prod", lambda lib, x: (x.prod(), x.prod(1), x.prod(dim=-1, keepdim=True)), (A,)),
+    ("prod_axis", lambda lib, x: x.prod(axis=0, keepdims=True), (A,)),
+    ("prod_function", lambda lib, x: (lib.prod(x), lib.prod(x, 1)), (M,)),
+    ("prod_zeros", lambda lib, x: (x.prod(), x.prod(0), x.prod(1, keepdim=True)), (WITH_ZEROS,)),
+    ("prod_0d", lambda lib, x: (x.prod(), x.prod(0), x.prod(-1, keepdim=True)), (np.array(-1.5),)),
+    ("prod_empty", lambda lib, x: (x.prod(), x.prod(0), x.prod(1)), (np.zeros((0, 3)),)),
+    ("prod_int", lambda lib, x: (x.prod(), x.prod(0)), (INTS,)),
+    ("prod_int32", lambda lib, x: x.int().prod(1), (INTS,)),
+    ("prod_bool", lambda lib, x: (x.prod(), x.prod(dim=1)), (MASK,)),
+    ("prod_dtype", lambda lib, x: (x.prod(dtype=lib.float64), x.prod(1, dtype=lib.int16)), (INTS,)),
     ("cumsum", lambda lib, x: (x.cumsum(0), x.cumsum(dim=-1), x.cumsum(axis=1)), (A,)),
     ("cumsum_int", lambda lib, x: (x.cumsum(1), x.cumsum(0, dtype=lib.float64)), (INTS,)),
     ("cumsum_bool", lambda lib, x: x.cumsum(0), (MASK,)),
@@ -310,6 +321,11 @@ SAME_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ),
     ("topk_k_too_large", lambda lib: lib.tensor(M).topk(5)),
     ("sort_dim_out_of_range", lambda lib: lib.tensor(M).sort(dim=3)),
+    ("prod_dim_out_of_range", lambda lib: lib.tensor(M).prod(2)),
+    ("prod_of_0d_dim_1", lambda lib: lib.tensor(1.5).prod(1)),
+    ("prod_tuple_dim", lambda lib: lib.tensor(M).prod((0, 1))),
+    ("prod_float_dim", lambda lib: lib.tensor(M).prod(1.5)),
+    ("prod_bool_dim", lambda lib: lib.tensor(M).prod(True)),
     ("cumsum_dim_out_of_range", lambda lib: lib.tensor(M).cumsum(dim=3)),
     ("cumsum_without_dim", lambda lib: lib.tensor(M).cumsum()),
     ("int_tensor_requires_grad", lambda lib: lib.tensor([1, 2], requires_grad=True)),
@@ -552,3 +568,20 @@ def test_true_division_of_integers_is_the_default_float(left, right):
     )
     assert dtype_name(result.dtype) == dtype_name(theirs.dtype) == "float32"
     np.testing.assert_allclose(result.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_second_derivatives_with_zeros_match_pytorch(dim):
+    """The Hessian-vector product of prod where slices hold zero, one and several zeros."""
+    vector = np.random.default_rng(3).standard_normal(WITH_ZEROS.shape)
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(WITH_ZEROS.copy(), requires_grad=True)
+        y = x.prod() if dim is None else x.prod(dim)
+        weights = lib.tensor(np.random.default_rng(4).standard_normal(tuple(y.shape)))
+        (g,) = lib.autograd.grad((y * weights).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * lib.tensor(vector)).sum(), x)
+        results.append((g.detach().numpy(), h.numpy()))
+    (g, h), (torch_g, torch_h) = results
+    np.testing.assert_allclose(g, torch_g, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, torch_h, rtol=1e-12, atol=1e-15)

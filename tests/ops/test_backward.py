@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tensorgrad.autograd.checks import GradcheckWarning, gradcheck, gradgradcheck
+from tensorgrad.autograd.finite_differences import GradcheckWarning, gradcheck, gradgradcheck
 from tests.ops.registry import cases, outputs
 
 GRAD_CASES = cases(differentiable=True, grad=True)
@@ -319,6 +319,19 @@ CONVENTIONS = [
         [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]],
         [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]],
     ),
+    (
+        "prod with one zero: the zero gets the product of the others, the rest 0",
+        lambda x: x.prod(),
+        [[2.0, 0.0, -3.0]],
+        [[0.0, -6.0, 0.0]],
+    ),
+    (
+        "prod with two zeros in a slice: 0 for all of it",
+        lambda x: x.prod(1),
+        [[[0.0, 2.0, 0.0], [1.5, 0.0, 4.0]]],
+        [[[0.0, 0.0, 0.0], [0.0, 6.0, 0.0]]],
+    ),
+    ("prod of a 0-d zero passes the gradient", lambda x: x.prod(), [0.0], [1.0]),
     ("x * x reuses an input", lambda x: x * x, [[3.0, -1.0]], [[6.0, -2.0]]),
     ("add hands one array to both sides", lambda x: x + x, [[3.0, -1.0]], [[2.0, 2.0]]),
 ]
@@ -392,3 +405,13 @@ def test_kink_derivative_at_zero_is_zero(fn):
     x = leaf([0.0, -0.0])
     fn(x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_prod_second_derivative_at_zeros():
+    """d²(x₀x₁x₂)/dx_i dx_j is the third element, also where the elements are 0: backward's
+    zero branch stays differentiable (a where-mask alone would give 0 there)."""
+    x = tg.tensor([0.0, 0.0, 3.0], dtype=tg.float64, requires_grad=True)
+    (g,) = tg.autograd.grad(x.prod(), x, create_graph=True)
+    hessian = [tg.autograd.grad(g[i], x, retain_graph=True)[0].numpy() for i in range(3)]
+    np.testing.assert_array_equal(g.detach().numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(hessian, [[0.0, 3.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.0]])

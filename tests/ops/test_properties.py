@@ -16,7 +16,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import tensorgrad as tg
 from tensorgrad import ops
-from tensorgrad.autograd.checks import gradcheck
+from tensorgrad.autograd.finite_differences import gradcheck
 from tensorgrad.core.engine import apply as _apply
 
 SETTINGS = settings(max_examples=40, deadline=None)

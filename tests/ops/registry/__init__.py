@@ -33,10 +33,10 @@ maximum) so central differences never straddle one; the conventions at kinks are
 separately, by value, in ``test_backward.py``.
 
 Ops whose forward cannot run on NumPy object arrays of scalar ``Value`` (SciPy's erf,
-``np.isfinite`` in logsumexp, ``np.log1p``, ``ndarray.var``, a tensor exponent, a cast) get
-their scalar-engine reference, built from Value operations, in
-``tensorgrad.autograd.checks.SCALAR_FORWARDS``, so the public ``check_with_scalar_engine``
-handles them too.
+``np.isfinite`` in logsumexp, ``np.log1p``, ``ndarray.var``, a tensor exponent, a cast)
+declare their scalar-engine reference, built from Value operations, beside their forward
+(``scalar_forward`` in ``tensorgrad/ops/``), so the public ``check_with_scalar_engine``
+handles them too; nothing to add here.
 """
 
 from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries

@@ -241,6 +241,89 @@ for _name, _np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
 exempt("non-contiguous", "forward only", "argmax", "argmin")
 
 
+# ---- prod --------------------------------------------------------------------------------
+def _prod_values(rng: np.random.Generator, shape: Shape) -> np.ndarray:
+    """Magnitudes in [0.5, 1.5] of either sign: products of many stay of order one."""
+    return np.array(rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape))
+
+
+def _with_zeros(rng: np.random.Generator, shape: Shape, zeros: Sequence[Any]) -> np.ndarray:
+    x = _prod_values(rng, shape)
+    for index in zeros:
+        x[index] = 0.0
+    return x
+
+
+def _prod_samples(rng: np.random.Generator) -> list[Sample]:
+    """The reductions over one dim or all (PyTorch's prod takes no tuple of dims), and zeros:
+    one in a slice (its gradient is the product of the others), two or three (0)."""
+    result = [
+        Sample((_prod_values(rng, shape),), {"dim": axis, "keepdim": keepdims}, desc, (layout,))
+        for desc, shape, axis, keepdims, layout in [*REDUCTION_CASES, *_EMPTY_REDUCED]
+        if not isinstance(axis, tuple)
+    ]
+    zero_cases = [
+        # (description, shape, dim, keepdim, where the zeros are)
+        ("zeros_one_two_none_per_row", (3, 4), 1, False, [(0, 1), (1, 0), (1, 3)]),
+        ("zeros_one_and_three_per_column", (4, 2), 0, True, [(2, 0), (0, 1), (1, 1), (3, 1)]),
+        ("zero_one_of_all", (2, 3), None, False, [(1, 2)]),
+        ("zeros_two_of_all", (2, 3), None, False, [(0, 0), (1, 1)]),
+        ("zero_0d", (), None, False, [()]),
+        ("zero_0d_dim", (), 0, True, [()]),
+        ("zero_size1", (1,), 0, False, [(0,)]),
+    ]
+    for desc, shape, axis, keepdims, zeros in zero_cases:
+        x = _with_zeros(rng, shape, zeros)
+        result.append(Sample((x,), {"dim": axis, "keepdim": keepdims}, desc))
+    return result
+
+
+def _prod_ref(x: np.ndarray, dim: Any, keepdim: bool) -> np.ndarray:
+    if dim is None:
+        return np.prod(x, keepdims=keepdim)
+    return np.prod(x, axis=dim, keepdims=keepdim) if x.ndim else x.copy()
+
+
+register(
+    OpInfo(
+        "prod",
+        lambda x, dim, keepdim: x.prod(dim, keepdim),
+        _prod_ref,
+        _prod_samples,
+        errors=(
+            ErrorInput(
+                (np.ones((2, 3)),),
+                IndexError,
+                r"^prod: axis 2 is out of range for a tensor of 2 dimensions",
+                {"dim": 2, "keepdim": False},
+                "dim_out_of_range",
+            ),
+            ErrorInput(
+                (np.ones(()),),
+                IndexError,
+                r"^prod: axis 1 is out of range for a tensor of 0 dimensions",
+                {"dim": 1, "keepdim": False},  # 0 and -1 are PyTorch's for 0-d
+                "dim_of_0d",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)),),
+                TypeError,
+                r"^prod: dim must be an int, got \(0, 1\)",
+                {"dim": (0, 1), "keepdim": False},
+                "tuple_dim",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)),),
+                TypeError,
+                r"^prod: dim must be an int, got 1.5",
+                {"dim": 1.5, "keepdim": False},
+                "float_dim",
+            ),
+        ),
+    )
+)
+
+
 # ---- std ---------------------------------------------------------------------------------
 def _constant_slices(rng: np.random.Generator) -> list[Sample]:
     """A constant column and a constant matrix: std 0, not differentiable there (its

@@ -1,0 +1,601 @@
+"""Check gradients against finite differences of the forward pass, in float64.
+
+* :func:`gradcheck` compares the analytic gradient of ``fn`` with central differences: along
+  random unit directions (``mode="directional"``, PyTorch's fast gradcheck: one number
+  ``δᵀ∇f`` per direction) or entry by entry (``mode="jacobian"``, the full Jacobian, for
+  small inputs).
+* :func:`gradgradcheck` checks second derivatives the same way: the gradient function,
+  recorded with ``create_graph=True``, is itself put through :func:`gradcheck`.
+* :func:`gradcheck_module` checks a module's parameters (perturbed in place, restored exactly).
+
+A non-scalar output ``out`` is reduced to ``f = sum(out * W)`` with fixed random weights
+``W`` (seeded), so every output element takes part. What a failed check reports
+(:class:`GradcheckReport`, :class:`GradcheckError`) and how the checked tensors are prepared
+(``_Problem``) are shared with the other reference, the scalar engine
+(``tensorgrad.autograd.scalar_oracle``). See ``docs/gradcheck.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.autograd.gradients import grad as _grad
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.grad_mode import enable_grad
+
+__all__ = [
+    "Entry",
+    "GradcheckError",
+    "GradcheckReport",
+    "GradcheckWarning",
+    "gradcheck",
+    "gradcheck_module",
+    "gradgradcheck",
+]
+
+#: the most Jacobian entries (outputs × inputs) ``mode="jacobian"`` agrees to compute
+JACOBIAN_LIMIT = 250_000
+#: inputs up to this size get an entry-by-entry diagnosis when a directional check fails
+_DIAGNOSE_LIMIT = 4096
+_WORST = 5
+
+
+class GradcheckWarning(UserWarning):
+    """A check that ran, but on something that makes its verdict less trustworthy."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One compared value: where it is, the analytic and the numeric value."""
+
+    index: tuple[int, ...]
+    analytic: float
+    numeric: float
+    output: str = ""  #: for Jacobian entries, the output element (``"output 0 [1, 2]"``)
+    reference: str = "numeric"  #: what ``numeric`` is: central differences or "scalar engine"
+
+    @property
+    def abs_error(self) -> float:
+        return abs(self.analytic - self.numeric)
+
+    @property
+    def rel_error(self) -> float:
+        scale = abs(self.numeric)
+        return self.abs_error / scale if scale else math.inf if self.abs_error else 0.0
+
+    def __str__(self) -> str:
+        where = f"{self.output}, input " if self.output else ""
+        return (
+            f"{where}{list(self.index)}: analytic {self.analytic:.10g}, {self.reference} "
+            f"{self.numeric:.10g} (abs error {self.abs_error:.3g}, rel error {self.rel_error:.3g})"
+        )
+
+
+@dataclass
+class GradcheckReport:
+    """Why a check failed: which input, the compared values and the worst entries."""
+
+    check: str  #: "directional", "jacobian", "scalar engine" (prefixed "second derivative, ")
+    input_name: str  #: "input 1" or "parameter 'weight'"
+    shape: tuple[int, ...]
+    summary: str
+    analytic: float | None = None  #: directional checks: δᵀ∇f for this input
+    numeric: float | None = None
+    worst: list[Entry] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.check} check failed for {self.input_name} (shape {self.shape}): {self.summary}"
+        ]
+        if self.analytic is not None:
+            lines.append(
+                f"  this input's part of it: analytic {self.analytic:.10g}, "
+                f"numeric {self.numeric:.10g}"
+            )
+        if self.worst:
+            lines.append("  worst entries:")
+            lines.extend(f"    {entry}" for entry in self.worst)
+        return "\n".join(lines)
+
+
+class GradcheckError(AssertionError):
+    """A gradient check failed; ``report`` says where and by how much."""
+
+    def __init__(self, report: GradcheckReport) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+# --------------------------------------------------------------------------- the problem
+@dataclass
+class _Slot:
+    """One checked tensor: its name, the tensor ``fn`` sees, its float64 values at θ."""
+
+    name: str
+    tensor: Tensor
+    base: np.ndarray
+    work: np.ndarray  #: the array installed in ``tensor``; perturbations are written into it
+
+
+class _Problem:
+    """The tensors under check, as float64 working copies, and how to evaluate ``fn``.
+
+    Inputs that require grad are replaced by float64 copies. Parameters keep their identity:
+    a float64 working array is swapped in as their data for the duration of the check, and
+    the original array (never written to) and version counter are put back on exit.
+    """
+
+    def __init__(
+        self, fn: Callable[..., Any], inputs: Any, params: list[tuple[str, Tensor]], caller: str
+    ) -> None:
+        self.fn, self.caller = fn, caller
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        self.slots: list[_Slot] = []
+        self.args: list[Any] = []
+        low_precision = []
+        for i, value in enumerate(inputs):
+            if isinstance(value, Tensor) and value.requires_grad:
+                if value.dtype != np.float64:
+                    low_precision.append(f"input {i} is {value.dtype}")
+                work = value._data.astype(np.float64, copy=True)
+                tensor = Tensor(work, requires_grad=True)
+                self.slots.append(_Slot(f"input {i}", tensor, work.copy(), work))
+                self.args.append(tensor)
+            else:
+                self.args.append(value)
+        self._params: list[tuple[Tensor, np.ndarray, int, _Slot]] = []
+        seen: set[int] = set()
+        for name, p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{caller}: parameter {name} is a {type(p).__name__}, not a Tensor")
+            if id(p) in seen or not p.requires_grad:
+                continue
+            seen.add(id(p))
+            if p.dtype != np.float64:
+                low_precision.append(f"parameter {name} is {p.dtype}")
+            work = p._data.astype(np.float64, copy=True)
+            slot = _Slot(f"parameter {name}", p, work.copy(), work)
+            self._params.append((p, p._data, p._versions.tick, slot))
+            self.slots.append(slot)
+        if not self.slots:
+            raise ValueError(f"{caller}: no input or parameter requires grad: nothing to check")
+        if low_precision:
+            warnings.warn(
+                f"{caller}: {', '.join(low_precision)}; the check runs on float64 copies "
+                "(finite differences in low precision are dominated by rounding)",
+                GradcheckWarning,
+                stacklevel=4,
+            )
+
+    def __enter__(self) -> _Problem:
+        for p, _, _, slot in self._params:
+            p.data = slot.work
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p, original, version, _ in self._params:
+            p.data = original
+            p._versions.tick = version
+
+    def evaluate(self) -> list[Tensor]:
+        with enable_grad():
+            result = self.fn(*self.args)
+        outputs = [result] if isinstance(result, Tensor) else result
+        if not isinstance(outputs, (list, tuple)) or not all(
+            isinstance(o, Tensor) for o in outputs
+        ):
+            raise TypeError(
+                f"{self.caller}: fn must return a Tensor or a sequence of Tensors, "
+                f"got {type(result).__name__}"
+            )
+        return list(outputs)
+
+    def at(self, offsets: Sequence[np.ndarray | None]) -> None:
+        """Set every checked tensor to θ + offset (θ where the offset is None)."""
+        for slot, offset in zip(self.slots, offsets, strict=True):
+            np.copyto(slot.work, slot.base if offset is None else slot.base + offset)
+
+    def value(self, weights: Sequence[np.ndarray], offsets: Sequence[np.ndarray | None]) -> float:
+        """``sum(out * W)`` over all outputs, with the checked tensors at θ + offset."""
+        flat = self.outputs_at(offsets)
+        return float(np.sum(flat * np.concatenate([w.ravel() for w in weights] + [np.zeros(0)])))
+
+    def outputs_at(self, offsets: Sequence[np.ndarray | None]) -> np.ndarray:
+        """All outputs, flattened and joined, with the checked tensors at θ + offset.
+
+        They are copied before θ is restored: an output may be a view of an input.
+        """
+        self.at(offsets)
+        try:
+            outputs = self.evaluate()
+            return np.concatenate(
+                [np.ravel(o._data).astype(np.float64) for o in outputs] + [np.zeros(0)]
+            )
+        finally:
+            self.at([None] * len(self.slots))
+
+    def gradients(
+        self,
+        outputs: Sequence[Tensor],
+        weights: Sequence[np.ndarray],
+        *,
+        retain_graph: bool = False,
+    ) -> list[np.ndarray]:
+        """The analytic gradient of ``sum(out * W)`` for every checked tensor."""
+        used = [(o, w) for o, w in zip(outputs, weights, strict=True) if o.requires_grad]
+        zeros = [np.zeros(s.base.shape) for s in self.slots]
+        if not used:
+            return zeros
+        grads = _grad(
+            [o for o, _ in used],
+            [s.tensor for s in self.slots],
+            grad_outputs=[Tensor(w.astype(o.dtype)) for o, w in used],
+            retain_graph=retain_graph,
+            allow_unused=True,
+        )
+        result = []
+        for slot, g, zero in zip(self.slots, grads, zeros, strict=True):
+            if g is None:
+                result.append(zero)
+                continue
+            if g.shape != slot.base.shape or g.dtype != slot.work.dtype:
+                raise GradcheckError(
+                    GradcheckReport(
+                        "gradient shape",
+                        slot.name,
+                        slot.base.shape,
+                        f"the gradient has shape {g.shape} and dtype {g.dtype}, expected "
+                        f"{slot.base.shape} and {slot.work.dtype}",
+                    )
+                )
+            result.append(g._data)
+        return result
+
+
+def _named(params: Any) -> list[tuple[str, Tensor]]:
+    if params is None:
+        return []
+    if isinstance(params, Tensor):
+        return [("0", params)]
+    if isinstance(params, Mapping):
+        return [(repr(str(k)), v) for k, v in params.items()]
+    if hasattr(params, "named_parameters"):
+        return [(repr(str(k)), v) for k, v in params.named_parameters()]
+    if hasattr(params, "parameters"):
+        params = params.parameters()
+    return [(str(i), p) for i, p in enumerate(params)]
+
+
+def _weights(rng: np.random.Generator, outputs: Sequence[Tensor]) -> list[np.ndarray]:
+    """Random output weights W, representable in each output's dtype (the upstream gradient
+    of a float32 output is float32: the same W must weigh the finite differences)."""
+    weights = []
+    for o in outputs:
+        w = rng.standard_normal(o.shape)
+        weights.append(w.astype(o.dtype).astype(np.float64) if o.dtype.kind == "f" else w)
+    return weights
+
+
+def _close(analytic: Any, numeric: Any, atol: float, rtol: float) -> Any:
+    return np.isclose(analytic, numeric, rtol=rtol, atol=atol, equal_nan=False)
+
+
+def _worst(
+    analytic: np.ndarray, numeric: np.ndarray, atol: float, rtol: float, reference: str = "numeric"
+) -> list[Entry]:
+    """The entries that exceed the tolerance most, worst first."""
+    excess = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    flat = np.argsort(-excess, axis=None, kind="stable")[:_WORST]
+    entries = []
+    for k in flat:
+        if excess.flat[k] <= 0:
+            break
+        index = tuple(int(i) for i in np.unravel_index(k, analytic.shape))
+        entries.append(Entry(index, float(analytic.flat[k]), float(numeric.flat[k]), "", reference))
+    return entries
+
+
+def _fail(report: GradcheckReport, raise_exception: bool) -> bool:
+    if raise_exception:
+        raise GradcheckError(report)
+    return False
+
+
+# --------------------------------------------------------------------------- gradcheck
+def gradcheck(
+    fn: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    *,
+    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
+    mode: str = "directional",
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    seed: int = 0,
+    n_directions: int = 1,
+    raise_exception: bool = True,
+) -> bool:
+    """Compare the analytic gradients of ``fn`` with central finite differences in float64.
+
+    ``fn(*inputs)`` returns a Tensor or a sequence of Tensors. The inputs that require grad,
+    and ``params`` (tensors ``fn`` uses without taking them as arguments: a list, a mapping
+    name → tensor, or a module), are checked; float32 ones are checked as float64 copies,
+    with a :class:`GradcheckWarning`. ``mode="directional"`` compares ``δᵀ∇f`` with
+    ``(f(θ+εδ) − f(θ−εδ)) / 2ε`` for ``n_directions`` seeded random unit directions δ;
+    ``mode="jacobian"`` compares the whole Jacobian (for small inputs only). A pair agrees
+    when ``|analytic − numeric| <= atol + rtol·|numeric|``.
+
+    Returns True when all agree; otherwise raises :class:`GradcheckError` (whose ``report``
+    names the input and its worst entries), or returns False if ``raise_exception`` is False.
+    """
+    return _gradcheck(
+        fn, inputs, _named(params), mode, eps, atol, rtol, seed, n_directions, raise_exception
+    )
+
+
+def _gradcheck(
+    fn: Callable[..., Any],
+    inputs: Any,
+    params: list[tuple[str, Tensor]],
+    mode: str,
+    eps: float,
+    atol: float,
+    rtol: float,
+    seed: int,
+    n_directions: int,
+    raise_exception: bool,
+) -> bool:
+    if mode not in ("directional", "jacobian"):
+        raise ValueError(f"gradcheck: mode must be 'directional' or 'jacobian', got {mode!r}")
+    if eps <= 0:
+        raise ValueError(f"gradcheck: eps must be positive, got {eps}")
+    if mode == "directional" and (isinstance(n_directions, bool) or n_directions < 1):
+        raise ValueError(
+            f"gradcheck: n_directions must be at least 1, got {n_directions!r}: a check along "
+            "no direction checks nothing"
+        )
+    problem = _Problem(fn, inputs, params, "gradcheck")
+    with problem:
+        try:
+            if mode == "jacobian":
+                report = _jacobian_check(problem, eps, atol, rtol, seed)
+            else:
+                report = _directional_check(problem, eps, atol, rtol, seed, n_directions)
+        except GradcheckError as exc:
+            report = exc.report
+    return True if report is None else _fail(report, raise_exception)
+
+
+def _directional_check(
+    problem: _Problem, eps: float, atol: float, rtol: float, seed: int, n_directions: int
+) -> GradcheckReport | None:
+    rng = np.random.default_rng(seed)
+    outputs = problem.evaluate()
+    _warn_low_precision_outputs(outputs)
+    weights = _weights(rng, outputs)
+    grads = problem.gradients(outputs, weights)
+    del outputs
+    for _ in range(n_directions):
+        deltas = [rng.standard_normal(s.base.shape) for s in problem.slots]
+        norm = math.sqrt(sum(float(np.sum(d * d)) for d in deltas))
+        if norm == 0.0:  # every checked tensor is empty: nothing to perturb
+            return None
+        deltas = [d / norm for d in deltas]
+        analytic = sum(float(np.vdot(g, d)) for g, d in zip(grads, deltas, strict=True))
+        numeric = _central(problem, weights, deltas, eps)
+        if not _close(analytic, numeric, atol, rtol):
+            return _diagnose(problem, weights, grads, deltas, eps, atol, rtol, analytic, numeric)
+    return None
+
+
+def _central(
+    problem: _Problem, weights: Sequence[np.ndarray], deltas: Sequence[Any], eps: float
+) -> float:
+    plus = problem.value(weights, [None if d is None else eps * d for d in deltas])
+    minus = problem.value(weights, [None if d is None else -eps * d for d in deltas])
+    return (plus - minus) / (2 * eps)
+
+
+def _diagnose(
+    problem: _Problem,
+    weights: Sequence[np.ndarray],
+    grads: Sequence[np.ndarray],
+    deltas: Sequence[np.ndarray],
+    eps: float,
+    atol: float,
+    rtol: float,
+    analytic: float,
+    numeric: float,
+) -> GradcheckReport:
+    """Find which checked tensor (and, if small, which entries) a failed direction blames."""
+    n = len(problem.slots)
+    parts = []
+    for i, (g, d) in enumerate(zip(grads, deltas, strict=True)):
+        only = [d if j == i else None for j in range(n)]
+        a_i, n_i = float(np.vdot(g, d)), _central(problem, weights, only, eps)
+        excess = abs(a_i - n_i) - (atol + rtol * abs(n_i))
+        parts.append((math.inf if math.isnan(excess) else excess, i, a_i, n_i))
+    excess, i, a_i, n_i = max(parts)
+    slot = problem.slots[i]
+    worst: list[Entry] = []
+    if slot.base.size <= _DIAGNOSE_LIMIT:
+        numeric_grad = np.zeros(slot.base.shape)
+        for k in range(slot.base.size):
+            e = np.zeros(slot.base.shape)
+            e.flat[k] = 1.0
+            only = [e if j == i else None for j in range(n)]
+            numeric_grad.flat[k] = _central(problem, weights, only, eps)
+        worst = _worst(np.asarray(grads[i], dtype=np.float64), numeric_grad, atol, rtol)
+    summary = (
+        f"along a random unit direction δ, δᵀ∇f is {analytic:.10g} "
+        f"analytically and {numeric:.10g} by central differences (eps={eps:g}, atol={atol:g}, "
+        f"rtol={rtol:g})"
+    )
+    return GradcheckReport("directional", slot.name, slot.base.shape, summary, a_i, n_i, worst)
+
+
+def _jacobian_check(
+    problem: _Problem, eps: float, atol: float, rtol: float, seed: int
+) -> GradcheckReport | None:
+    outputs = problem.evaluate()
+    _warn_low_precision_outputs(outputs)
+    n_out = sum(o.size for o in outputs)
+    n_in = sum(s.base.size for s in problem.slots)
+    if n_out * n_in > JACOBIAN_LIMIT:
+        raise ValueError(
+            f"gradcheck: the Jacobian has {n_out} × {n_in} entries, more than the "
+            f"{JACOBIAN_LIMIT} mode='jacobian' computes; use mode='directional'"
+        )
+    labels = [
+        f"output {k} {[int(i) for i in np.unravel_index(r, o.shape)]}"
+        if len(outputs) > 1
+        else f"output {[int(i) for i in np.unravel_index(r, o.shape)]}"
+        for k, o in enumerate(outputs)
+        for r in range(o.size)
+    ]
+    # analytic: one backward per output element, with a one-hot upstream gradient
+    analytic = [np.zeros((n_out, s.base.size)) for s in problem.slots]
+    row = 0
+    for k, o in enumerate(outputs):
+        for r in range(o.size):
+            weights = [np.zeros(p.shape) for p in outputs]
+            weights[k].flat[r] = 1.0
+            grads = problem.gradients(outputs, weights, retain_graph=True)
+            for jac, g in zip(analytic, grads, strict=True):
+                jac[row] = np.ravel(g)
+            row += 1
+    del outputs
+    # numeric: one central difference per input element
+    n = len(problem.slots)
+    for i, slot in enumerate(problem.slots):
+        numeric = np.zeros((n_out, slot.base.size))
+        for c in range(slot.base.size):
+            e = np.zeros(slot.base.shape)
+            e.flat[c] = eps
+            plus = problem.outputs_at([e if j == i else None for j in range(n)])
+            minus = problem.outputs_at([-e if j == i else None for j in range(n)])
+            numeric[:, c] = (plus - minus) / (2 * eps)
+        ok = _close(analytic[i], numeric, atol, rtol)
+        if not np.all(ok):
+            worst = [
+                Entry(
+                    tuple(int(v) for v in np.unravel_index(e.index[1], slot.base.shape)),
+                    e.analytic,
+                    e.numeric,
+                    labels[e.index[0]],
+                )
+                for e in _worst(analytic[i], numeric, atol, rtol)
+            ]
+            summary = (
+                f"{int(np.size(ok) - np.count_nonzero(ok))} of {np.size(ok)} Jacobian entries "
+                f"differ from central differences (eps={eps:g}, atol={atol:g}, rtol={rtol:g})"
+            )
+            return GradcheckReport("jacobian", slot.name, slot.base.shape, summary, worst=worst)
+    return None
+
+
+def _warn_low_precision_outputs(outputs: Sequence[Tensor]) -> None:
+    dtypes = sorted({str(o.dtype) for o in outputs if o.dtype != np.float64})
+    if dtypes:
+        warnings.warn(
+            f"gradcheck: fn returned {', '.join(dtypes)} outputs from float64 inputs; finite "
+            "differences through a low-precision step are dominated by rounding (raise eps)",
+            GradcheckWarning,
+            stacklevel=4,
+        )
+
+
+# --------------------------------------------------------------------------- second order
+def gradgradcheck(
+    fn: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    *,
+    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
+    mode: str = "directional",
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    seed: int = 0,
+    n_directions: int = 1,
+    raise_exception: bool = True,
+) -> bool:
+    """Check second derivatives: :func:`gradcheck` of the gradient of ``sum(fn(...) * W)``.
+
+    The gradient is computed with ``tg.grad(..., create_graph=True)``, so its own gradient
+    comes from the VJPs run on Tensors. A gradient that does not depend on the inputs (a
+    linear ``fn``) counts as a zero second derivative and must match zero differences.
+    """
+    named = _named(params)
+    param_tensors = [p for _, p in named]
+    rng = np.random.default_rng(seed + 1)
+    weights: list[np.ndarray] = []
+
+    def gradient(*args: Any) -> list[Tensor]:
+        result = fn(*args)
+        outputs = [result] if isinstance(result, Tensor) else list(result)
+        if not weights:
+            weights.extend(_weights(rng, outputs))
+        wrt = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        wrt += [p for p in param_tensors if p.requires_grad]
+        used = [(o, w) for o, w in zip(outputs, weights, strict=True) if o.requires_grad]
+        grads: Sequence[Tensor | None] = [None] * len(wrt)
+        if used:
+            grads = _grad(
+                [o for o, _ in used],
+                wrt,
+                grad_outputs=[Tensor(w.astype(o.dtype)) for o, w in used],
+                create_graph=True,
+                allow_unused=True,
+            )
+        return [
+            Tensor(np.zeros(t.shape)) if g is None else g for g, t in zip(grads, wrt, strict=True)
+        ]
+
+    try:
+        return _gradcheck(gradient, inputs, named, mode, eps, atol, rtol, seed, n_directions, True)
+    except GradcheckError as exc:
+        exc.report.check = f"second derivative, {exc.report.check}"
+        return _fail(exc.report, raise_exception)
+
+
+def gradcheck_module(
+    module: Any,
+    *inputs: Any,
+    check_inputs: bool = False,
+    second_order: bool = False,
+    **options: Any,
+) -> bool:
+    """Check the gradients of a module's parameters (and, if asked, of its inputs).
+
+    ``module(*inputs)`` is differentiated with respect to ``module.parameters()`` (named by
+    ``named_parameters()`` when the module has it). Parameters, and buffers a forward may
+    update (batch-norm running statistics), are restored exactly afterwards. A module with
+    dropout must be in ``eval()`` mode: a new random mask per call defeats finite differences.
+    ``options`` are :func:`gradcheck`'s (``mode``, ``eps``, ``atol``, ``rtol``, ...).
+    """
+    if check_inputs:
+        inputs = tuple(
+            Tensor(x._data, requires_grad=True)
+            if isinstance(x, Tensor) and x.dtype.kind == "f"
+            else x
+            for x in inputs
+        )
+    else:
+        inputs = tuple(x.detach() if isinstance(x, Tensor) else x for x in inputs)
+    buffers = [b for _, b in getattr(module, "named_buffers", lambda: [])() if b is not None]
+    saved = [(b, b._data, b._data.copy(), b._versions.tick) for b in buffers]
+    check = gradgradcheck if second_order else gradcheck
+    try:
+        return check(lambda *xs: module(*xs), inputs, params=module, **options)
+    finally:
+        for buffer, array, values, version in saved:
+            np.copyto(array, values)
+            buffer.data = array
+            buffer._versions.tick = version

@@ -1,0 +1,97 @@
+"""``backward`` and ``grad``: the public entry points to the backward sweep.
+
+They seed the outputs' gradients and hand them to ``tensorgrad.core.sweep``, which does the
+work. A module of its own so that the gradient checks (``finite_differences``,
+``scalar_oracle``) can call ``grad`` without importing the package that lazily imports them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorgrad.core import engine, sweep
+
+__all__ = ["backward", "grad"]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return [value] if isinstance(value, engine.Tensor) else list(value)
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate the gradients of ``tensors`` (weighted by ``grad_tensors``) into leaves."""
+    if inputs is not None:
+        raise NotImplementedError("backward: inputs= is not supported; use tg.autograd.grad")
+    tensors = _as_list(tensors)
+    grad_tensors = _gradient_list(grad_tensors, len(tensors), "backward", "grad_tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = [sweep.seed(t, g, create_graph, "backward") for t, g in zip(tensors, grad_tensors)]
+    sweep.run(tensors, seeds, retain_graph, create_graph)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Any, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
+
+    ``.grad`` is left untouched. With ``create_graph=True`` the returned gradients are
+    themselves differentiable (for second derivatives and Hessian-vector products).
+    """
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    grad_outputs = _gradient_list(grad_outputs, len(outputs), "grad", "grad_outputs")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, engine.Tensor) or not tensor.requires_grad:
+            raise RuntimeError(f"grad: input {i} is not a tensor that requires grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    seeds = [sweep.seed(t, g, create_graph, "grad") for t, g in zip(outputs, grad_outputs)]
+    keys = [t._node or t for t in inputs]
+    capture: dict[Any, Any] = dict.fromkeys(keys)
+    sweep.run(outputs, seeds, retain_graph, create_graph, capture)
+    results: list[Any] = []
+    for i, (tensor, key) in enumerate(zip(inputs, keys)):
+        value = capture[key]
+        if value is None and materialize_grads:
+            value = engine.wrap(tensor._data * 0)
+        if value is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} was not used to compute the outputs; pass allow_unused=True "
+                "to get None for it"
+            )
+        results.append(
+            None
+            if value is None
+            else value
+            if isinstance(value, engine.Tensor)
+            else engine.wrap(value)
+        )
+    return tuple(results)
+
+
+def _gradient_list(value: Any, n: int, caller: str, name: str) -> list[Any]:
+    """One gradient per output: None, a tensor or an array stand for one output."""
+    if value is None:
+        return [None] * n
+    if isinstance(value, engine.Tensor) or (
+        hasattr(value, "__array__") and not isinstance(value, (list, tuple))
+    ):
+        value = [value]
+    value = list(value)
+    if len(value) != n:
+        raise ValueError(f"{caller}: got {len(value)} {name} for {n} outputs")
+    return value
