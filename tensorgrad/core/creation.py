@@ -174,6 +174,26 @@ def linspace(
     return _make(array_backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
 
 
+def logspace(
+    start: float,
+    end: float,
+    steps: int,
+    base: float = 10.0,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the
+    exponent (computed in float64, then cast)."""
+    if steps < 0:
+        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
+    values = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
+    target = _dtype(dtype) or array_backend.DEFAULT_FLOAT
+    if np.dtype(target).kind in "iu":
+        values = np.trunc(values)
+    return _make(values.astype(target), requires_grad, device)
+
+
 def eye(
     n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:

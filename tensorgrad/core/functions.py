@@ -7,6 +7,7 @@ Each takes anything ``tg.as_tensor`` does as its first argument, so ``tg.exp(2.0
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -164,6 +165,364 @@ def is_floating_point(input: Any) -> bool:
     return as_tensor(input).dtype.kind == "f"
 
 
+# --------------------------------------------------------------------------- issue 22's names
+# Functions of several tensors PyTorch has at the top level, each composed of existing ops:
+# einsum and tensordot are permutes, reshapes and one batched matmul per pair of operands.
+def einsum(equation: str, *operands: Any) -> Any:
+    """Einstein summation, ``tg.einsum("bij,bjk->bik", a, b)``: subscripts name dimensions,
+    letters repeated within an operand take its diagonal, letters missing from the output
+    (after ``->``, else the letters seen once, in order) are summed, ``...`` broadcasts.
+
+    Composed, so no VJP of its own: each pair of operands is contracted by one batched
+    ``matmul`` between permutes and reshapes (left to right), after summing away letters
+    only one operand has.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError("einsum(): the sublist format is not supported; pass an equation string")
+    tensors = [as_tensor(t) for t in operands]
+    if not tensors:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    if len({t.dtype for t in tensors}) > 1:
+        raise RuntimeError(
+            "einsum(): expected all operands to have the same dtype, got "
+            + ", ".join(str(t.dtype) for t in tensors)
+        )
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(tensors):
+        raise RuntimeError(
+            "einsum(): more operands were provided than specified in the equation"
+            if len(tensors) > len(specs)
+            else "einsum(): fewer operands were provided than specified in the equation"
+        )
+    # the ellipsis: as many anonymous dimensions (upper-case placeholders) as it covers
+    ellipsis_ndim = 0
+    for spec, t in zip(specs, tensors):
+        if "..." in spec:
+            ellipsis_ndim = builtins.max(ellipsis_ndim, t.ndim - len(spec.replace("...", "")))
+    anonymous = [chr(0x3B1 + i) for i in range(ellipsis_ndim)]  # α, β, ...: never user letters
+    letters_of: list[list[str]] = []
+    for i, (spec, t) in enumerate(zip(specs, tensors)):
+        for ch in spec.replace("...", ""):
+            if not ch.isalpha():
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {lhs.index(ch)} in the "
+                    "equation string, subscripts must be in [a-zA-Z]"
+                )
+        if "..." in spec:
+            head, tail = spec.split("...")
+            covered = t.ndim - len(head) - len(tail)
+            if covered < 0:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({len(head) + len(tail)}) is more than the number of "
+                                   f"dimensions ({t.ndim}) for operand {i}")  # fmt: skip
+            letters = [*head, *anonymous[ellipsis_ndim - covered :], *tail]
+        else:
+            letters = list(spec)
+            if len(letters) != t.ndim:
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({len(letters)}) does "
+                    f"not match the number of dimensions ({t.ndim}) for operand {i} and no "
+                    "ellipsis was given"
+                )
+        letters_of.append(letters)
+    if arrow:
+        if "..." in rhs:
+            head, tail = rhs.split("...")
+            output = [*head, *anonymous, *tail]
+        else:
+            output = list(rhs)
+        seen = {ch for letters in letters_of for ch in letters}
+        for ch in output:
+            if ch not in seen:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
+                                   "equation for any input operand")  # fmt: skip
+        if len(set(output)) != len(output):
+            raise RuntimeError("einsum(): output subscript appears more than once in the output")
+    else:
+        counts: dict[str, int] = {}
+        for letters in letters_of:
+            for ch in letters:
+                counts[ch] = counts.get(ch, 0) + 1
+        named = sorted(ch for ch, n in counts.items() if n == 1 and ch not in anonymous)
+        output = [*anonymous, *named]
+    # sizes: equal, or 1 (broadcast)
+    sizes: dict[str, int] = {}
+    for i, (letters, t) in enumerate(zip(letters_of, tensors)):
+        for ch, n in zip(letters, t.shape):
+            known = sizes.get(ch, 1)
+            if n != 1 and known != 1 and n != known:
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
+                                   f"(original->remapped): subscript {ch} has size {n} for "
+                                   f"operand {i} which does not broadcast with previously seen "
+                                   f"size {known}")  # fmt: skip
+            sizes[ch] = builtins.max(known, n) if ch in sizes else n
+    # each operand: diagonals of repeated letters, then sum letters no one else needs
+    items = []
+    for i, (letters, t) in enumerate(zip(letters_of, tensors)):
+        t, letters = _einsum_diagonals(t, letters)
+        others = {ch for j, ls in enumerate(letters_of) if j != i for ch in ls} | set(output)
+        alone = [d for d, ch in enumerate(letters) if ch not in others]
+        if alone:
+            t = t.sum(alone)
+            letters = [ch for d, ch in enumerate(letters) if d not in alone]
+        items.append((t, letters))
+    result, letters = items[0]
+    for k in range(1, len(items)):
+        later = {ch for _, ls in items[k + 1 :] for ch in ls} | set(output)
+        result, letters = _einsum_pair(result, letters, *items[k], later, sizes)
+    # letters summed only now (one operand, not in the output), then the output's order
+    extra = [d for d, ch in enumerate(letters) if ch not in output]
+    if extra:
+        result = result.sum(extra)
+        letters = [ch for d, ch in enumerate(letters) if d not in extra]
+    shape = tuple(sizes[ch] for ch in letters)
+    if result.shape != shape:
+        result = result.expand(*shape)
+    if letters != output:
+        result = result.permute(*[letters.index(ch) for ch in output])
+    return result
+
+
+def _einsum_diagonals(t: Any, letters: list[str]) -> tuple[Any, list[str]]:
+    """Take the diagonal for each letter repeated within one operand."""
+    while len(set(letters)) != len(letters):
+        ch = next(c for c in letters if letters.count(c) > 1)
+        first = letters.index(ch)
+        second = letters.index(ch, first + 1)
+        t = t.diagonal(0, first, second)  # the diagonal becomes the last dimension
+        letters = [c for d, c in enumerate(letters) if d not in (first, second)] + [ch]
+    return t, letters
+
+
+def _einsum_pair(
+    a: Any, la: list[str], b: Any, lb: list[str], keep: set[str], sizes: dict[str, int]
+) -> tuple[Any, list[str]]:
+    """Contract two operands by one batched matmul: (batch, free a, summed) @ (batch, summed,
+    free b), where a letter is summed if it is in both and needed nowhere later."""
+    shared = [ch for ch in la if ch in lb]
+    batch = [ch for ch in shared if ch in keep]
+    summed = [ch for ch in shared if ch not in keep]
+    free_a = [ch for ch in la if ch not in lb]
+    free_b = [ch for ch in lb if ch not in la]
+
+    def arrange(t: Any, letters: list[str], order: list[str]) -> Any:
+        t = t.permute(*[letters.index(ch) for ch in order]) if letters != order else t
+        target = tuple(sizes[ch] if ch in batch or ch in summed else t.shape[i]
+                       for i, ch in enumerate(order))  # fmt: skip
+        return t if t.shape == target else t.expand(*target)
+
+    # a matrix stored the other way round (b as (batch, free, summed), as in q·kᵀ) goes to
+    # the product as a transposed view, which matmul takes as it is: no copy
+    a_swapped = la == batch + summed + free_a and bool(summed) and bool(free_a)
+    b_swapped = lb == batch + free_b + summed and bool(summed) and bool(free_b)
+    a = arrange(a, la, batch + (summed + free_a if a_swapped else free_a + summed))
+    b = arrange(b, lb, batch + (free_b + summed if b_swapped else summed + free_b))
+    nb = math.prod(sizes[ch] for ch in batch)
+    nk = math.prod(sizes[ch] for ch in summed)
+    free_a_shape = a.shape[len(batch) + (len(summed) if a_swapped else 0) :][: len(free_a)]
+    free_b_shape = b.shape[len(batch) + (0 if b_swapped else len(summed)) :][: len(free_b)]
+    na, nf = math.prod(free_a_shape), math.prod(free_b_shape)
+    left = a.reshape(nb, nk, na).transpose(1, 2) if a_swapped else a.reshape(nb, na, nk)
+    right = b.reshape(nb, nf, nk).transpose(1, 2) if b_swapped else b.reshape(nb, nk, nf)
+    product = left @ right
+    shape = (*a.shape[: len(batch)], *free_a_shape, *free_b_shape)
+    return product.reshape(shape), batch + free_a + free_b
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
+    """Sum the products over ``dims``: the last ``dims`` of ``a`` with the first of ``b``,
+    or the listed pairs ``([a dims], [b dims])``."""
+    if out is not None:
+        raise NotImplementedError("tensordot: out= is not supported; use the returned tensor")
+    a, b = as_tensor(a), as_tensor(b)
+    if isinstance(dims, engine.Tensor):
+        dims = dims._data.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [ops.normalize_axis(d, a.ndim, "tensordot") for d in dims_a]
+    dims_b = [ops.normalize_axis(d, b.ndim, "tensordot") for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
+                f"{da} and second has size {b.shape[db]} in dim {db}"
+            )
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"expected both tensors to have the same dtype, got {a.dtype} and {b.dtype}"
+        )
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    nk = math.prod(a.shape[d] for d in dims_a)
+    left = a.permute(*free_a, *dims_a).reshape(math.prod(a.shape[d] for d in free_a), nk)
+    right = b.permute(*dims_b, *free_b).reshape(nk, math.prod(b.shape[d] for d in free_b))
+    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+
+
+def cdist(
+    x1: Any, x2: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+) -> Any:
+    """The p-norm distance between each row of ``x1`` (…, P, M) and of ``x2`` (…, R, M)."""
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(
+            f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D"
+        )
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return difference.norm(p, dim=-1)
+
+
+def _stack_inputs(tensors: Sequence[Any], name: str) -> list[Any]:
+    if isinstance(tensors, engine.Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' must be a tuple of Tensors")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return [as_tensor(t) for t in tensors]
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    return _atleast(tensors, 3)
+
+
+def _atleast(tensors: tuple, ndim: int) -> Any:
+    """NumPy's and PyTorch's rule: 0-d → (1,…), 1-D (n) → (1, n) → (1, n, 1), 2-D → (m, n, 1)."""
+    single = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    result = []
+    for t in map(as_tensor, items):
+        if t.ndim < ndim:
+            if ndim == 1 or t.ndim == 0:
+                t = t.reshape((1,) * ndim)
+            elif ndim == 2 or t.ndim == 2:
+                t = t.reshape(1, *t.shape) if ndim == 2 else t.unsqueeze(-1)
+            else:  # a vector to 3-D: (1, n, 1)
+                t = t.reshape(1, t.shape[0], 1)
+        result.append(t)
+    return result[0] if single else tuple(result)
+
+
+def hstack(tensors: Sequence[Any]) -> Any:
+    items = atleast_1d(_stack_inputs(tensors, "hstack"))
+    return cat(list(items), 0 if items[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Any]) -> Any:
+    return cat(list(atleast_2d(_stack_inputs(tensors, "vstack"))), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[Any]) -> Any:
+    return cat(list(atleast_3d(_stack_inputs(tensors, "dstack"))), 2)
+
+
+def column_stack(tensors: Sequence[Any]) -> Any:
+    items = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _stack_inputs(tensors, "column_stack")]
+    return cat(items, 1)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    from tensorgrad.core.args import Size
+
+    try:
+        return Size(
+            np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])
+        )
+    except ValueError as exc:
+        raise RuntimeError(f"shape mismatch: shapes {list(shapes)} cannot be broadcast") from exc
+
+
+def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
+    """The tensors expanded to their common shape (views)."""
+    items = [as_tensor(t) for t in tensors]
+    shape = tuple(broadcast_shapes(*[t.shape for t in items]))
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in items)
+
+
+def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Any, Any]:  # fmt: skip
+    x = as_tensor(input)
+    return x.std(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim)
+
+
+def var_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Any, Any]:  # fmt: skip
+    x = as_tensor(input)
+    return x.var(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Any:  # fmt: skip
+    """The (2, N) coordinates of the lower triangle of a ``row`` × ``col`` matrix, row by row."""
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Any:  # fmt: skip
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype, device)
+
+
+def _triangle_indices(which: Any, row: int, col: int, offset: int, dtype: Any, device: Any):
+    if device is not None:
+        array_backend.as_device(device)
+    dtype = array_backend.int64 if dtype is None else array_backend.as_dtype(dtype)
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row and col must be non-negative, got {row} and {col}")
+    rows, cols = which(row, offset, col)
+    return engine.wrap(np.stack([rows, cols]).astype(dtype).reshape(2, -1))
+
+
+def result_type(tensor: Any, other: Any) -> Any:
+    """The dtype an elementwise op on ``tensor`` and ``other`` gives (PyTorch's promotion)."""
+    return array_backend.result_type(*(_promotion_operand(v) for v in (tensor, other)))
+
+
+def promote_types(type1: Any, type2: Any) -> Any:
+    """The smallest dtype both ``type1`` and ``type2`` convert to without losing category."""
+    one, two = array_backend.as_dtype(type1), array_backend.as_dtype(type2)
+    return array_backend.result_type(np.zeros(1, one), np.zeros(1, two))
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` → ``to``: never to a lower category
+    (float → integer, integer → bool)."""
+    order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+    return order[array_backend.as_dtype(from_).kind] <= order[array_backend.as_dtype(to).kind]
+
+
+def _promotion_operand(value: Any) -> Any:
+    if isinstance(value, engine.Tensor):
+        return value._data
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    return array_backend.as_array(value)
+
+
 # --------------------------------------------------------------------------- method spellings
 def _method(name: str) -> Any:
     """``tg.<name>(input, *args, **kwargs)`` as ``as_tensor(input).<name>(*args, **kwargs)``."""
@@ -189,9 +548,27 @@ METHOD_FUNCTIONS = (
     "rsqrt", "scatter_add", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk",
     "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",
+    # issue 22's missing names
+    "acos", "acosh", "addmm", "addmv", "aminmax", "arccos", "arccosh", "arcsin", "arcsinh",
+    "arctan", "arctan2", "arctanh", "argwhere", "asin", "asinh", "atan", "atan2", "atanh",
+    "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "copysign", "cosh", "count_nonzero", "cross",
+    "cummax", "cummin", "cumprod", "deg2rad", "diag_embed", "diagflat", "digamma", "erf", "erfc",
+    "erfinv", "exp2", "fix", "fliplr", "flipud", "float_power", "floor_divide", "fmax", "fmin",
+    "fmod", "frac", "heaviside", "hypot", "i0", "index_add", "index_copy", "index_fill",
+    "index_put", "inner", "isneginf", "isposinf", "isreal", "kron", "kthvalue", "lerp", "lgamma",
+    "logaddexp", "logaddexp2", "logcumsumexp", "logit", "masked_scatter", "median", "moveaxis",
+    "movedim", "mv", "nan_to_num", "nanmean", "nansum", "nextafter", "rad2deg", "ravel",
+    "remainder", "rot90", "scatter", "scatter_reduce", "sgn", "signbit", "sinc", "sinh", "take",
+    "take_along_dim", "tensor_split", "tile", "trace", "vdot", "xlogy",
 )  # fmt: skip
 
 for _name in METHOD_FUNCTIONS:
     globals()[_name] = _method(_name)
 del _name
 clip = clamp  # noqa: F821 - one function under PyTorch's two names
+
+
+def polygamma(n: int, input: Any) -> Any:
+    """``tg.polygamma(n, x)``: the n-th derivative of digamma (PyTorch's argument order)."""
+    return as_tensor(input).polygamma(n)

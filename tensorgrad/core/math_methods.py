@@ -17,7 +17,7 @@ import numpy as np
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
-from tensorgrad.core.engine import apply, binary, wrap
+from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 
 #: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -33,6 +33,18 @@ def _dims(dim: Any, ndim: int, name: str) -> Any:
     if dim is None:
         return None
     return ops.normalize_axes(dim, ndim, name) if not isinstance(dim, int) else dim
+
+
+def _copy_back(name: str) -> Any:
+    """The in-place form ``x.<name>_(...)`` of a composed function: its result written back
+    with ``copy_`` (recorded as PyTorch records an in-place change; no VJP of its own)."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.copy_(getattr(self, name)(*args, **kwargs))
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"``{name}`` in place: ``x.{name}_(...)`` writes ``x.{name}(...)`` into x."
+    return method
 
 
 class MathMethods:
@@ -537,6 +549,511 @@ class MathMethods:
     def bool(self) -> Any:
         return self.astype(array_backend.bool_)
 
+    # ----------------------------------------------------------------- more of PyTorch's math
+    # (issue 22's missing names: inverse trig and hyperbolic, special functions, remainders,
+    # two-operand math, bitwise ops, scans and order statistics)
+    def asin(self) -> Any:
+        return apply(ops.Asin(), _floating_input(self))
+
+    def acos(self) -> Any:
+        return apply(ops.Acos(), _floating_input(self))
+
+    def atan(self) -> Any:
+        return apply(ops.Atan(), _floating_input(self))
+
+    def sinh(self) -> Any:
+        return apply(ops.Sinh(), _floating_input(self))
+
+    def cosh(self) -> Any:
+        return apply(ops.Cosh(), _floating_input(self))
+
+    def asinh(self) -> Any:
+        return apply(ops.Asinh(), _floating_input(self))
+
+    def acosh(self) -> Any:
+        return apply(ops.Acosh(), _floating_input(self))
+
+    def atanh(self) -> Any:
+        return apply(ops.Atanh(), _floating_input(self))
+
+    arcsin, arccos, arctan = asin, acos, atan
+    arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+    def atan2(self, other: Any) -> Any:
+        """The angle of (other, self): ``atan2(self, other)``, broadcasting, in float."""
+        return _float_binary(ops.Atan2, self, other)
+
+    arctan2 = atan2
+
+    def erf(self) -> Any:
+        return apply(ops.Erf(), _floating_input(self))
+
+    def erfc(self) -> Any:
+        return apply(ops.Erfc(), _floating_input(self))
+
+    def erfinv(self) -> Any:
+        return apply(ops.Erfinv(), _floating_input(self))
+
+    def lgamma(self) -> Any:
+        return apply(ops.Lgamma(), _floating_input(self))
+
+    def digamma(self) -> Any:
+        return apply(ops.Polygamma(0), _floating_input(self))
+
+    def polygamma(self, n: int) -> Any:
+        """The n-th derivative of digamma (``x.polygamma(n)``, ``tg.polygamma(n, x)``)."""
+        if int(n) < 0:
+            raise RuntimeError(f"polygamma(n, x) does not support negative n, got {n}")
+        return apply(ops.Polygamma(int(n)), _floating_input(self))
+
+    def i0(self) -> Any:
+        return apply(ops.I0(), _floating_input(self))
+
+    def sinc(self) -> Any:
+        """The normalized sinc ``sin(πx)/(πx)``, 1 at 0."""
+        return apply(ops.Sinc(), _floating_input(self))
+
+    def exp2(self) -> Any:
+        return 2.0 ** _floating_input(self)
+
+    def logit(self, eps: float | None = None) -> Any:
+        """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given."""
+        p = _floating_input(self)
+        if eps is not None:
+            p = p.clamp(eps, 1 - eps)
+        return (p / (1 - p)).log()
+
+    def deg2rad(self) -> Any:
+        return _floating_input(self) * (math.pi / 180)
+
+    def rad2deg(self) -> Any:
+        return _floating_input(self) * (180 / math.pi)
+
+    def frac(self) -> Any:
+        """``x − trunc(x)``: the gradient passes unchanged, as in PyTorch."""
+        _floating_kernel("frac", self)
+        return self - self.trunc()
+
+    def fix(self) -> Any:
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trunc_cpu\" not implemented for 'Bool'")
+        return self.trunc()
+
+    def sgn(self) -> Any:
+        return self.clone() if self.dtype == np.bool_ else self.sign()
+
+    def signbit(self) -> Any:
+        return wrap(np.signbit(self._data))
+
+    def isposinf(self) -> Any:
+        return wrap(np.isposinf(self._data))
+
+    def isneginf(self) -> Any:
+        return wrap(np.isneginf(self._data))
+
+    def isreal(self) -> Any:
+        return wrap(np.ones(self.shape, dtype=bool))
+
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
+        """NaN, +inf and −inf replaced (by 0 and the dtype's largest and smallest finite
+        values by default); the gradient passes where the input is finite."""
+        if self.dtype.kind != "f":
+            return self.clone()
+        info = np.finfo(self.dtype)
+        data = self._data
+        finite = np.isfinite(data)
+        high = info.max if posinf is None else posinf
+        low = info.min if neginf is None else neginf
+        fill = np.where(np.isnan(data), nan, np.where(data > 0, high, low)).astype(self.dtype)
+        return functions.where(finite, self, fill)
+
+    def remainder(self, other: Any) -> Any:
+        """Python's ``%``: the remainder with the divisor's sign; x's gradient is 1, the
+        divisor's ``−floor(x / y)``."""
+        return binary(ops.Remainder, self, other)
+
+    def fmod(self, other: Any) -> Any:
+        """C's ``fmod``: the remainder with the dividend's sign; the divisor's gradient is
+        ``−trunc(x / y)``."""
+        return binary(ops.Fmod, self, other)
+
+    def floor_divide(self, other: Any) -> Any:
+        return self.div(other, rounding_mode="floor")
+
+    def copysign(self, other: Any) -> Any:
+        """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
+        x, y = _float_operands(self, other)
+        negative = np.signbit(_raw(y))
+        out = x.abs() * np.where(negative, -1.0, 1.0).astype(x.dtype)
+        if y.requires_grad:  # PyTorch gives ``other`` a zero gradient: route one through
+            out = functions.where(np.zeros(out.shape, dtype=bool), y, out)
+        return out
+
+    def hypot(self, other: Any) -> Any:
+        _floating_kernel("hypot", self, other)
+        x, y = _float_operands(self, other)
+        return (x * x + y * y).sqrt()
+
+    def logaddexp(self, other: Any) -> Any:
+        """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
+        _floating_kernel("logaddexp", self, other)
+        x, y = _float_operands(self, other)
+        shift = np.maximum(_raw(x), _raw(y))
+        shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
+        return ((x - shift).exp() + (y - shift).exp()).log() + shift
+
+    def logaddexp2(self, other: Any) -> Any:
+        _floating_kernel("logaddexp2", self, other)
+        return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
+
+    def xlogy(self, other: Any) -> Any:
+        """``x · log(y)``, and 0 where x is 0 (unless y is NaN). PyTorch's gradients: x's is
+        ``log(y)`` (0 where x is 0 and y ≤ 0), y's ``x / y``."""
+        x, y = _float_operands(self, other)
+        ax, ay = np.broadcast_arrays(_raw(x), _raw(y))
+        cut = (ax == 0) & (ay <= 0)  # log would be -inf or NaN: the product is taken as 0
+        log_y = functions.where(cut, 0.0, functions.where(cut, 1.0, y).log())
+        out = x * log_y.to(x.dtype)
+        overflow = (ax == 0) & (ay == np.inf)  # 0 · inf: 0, as PyTorch
+        return functions.where(overflow, 0.0, out).to(x.dtype) if overflow.any() else out
+
+    def heaviside(self, values: Any) -> Any:
+        """0 where x < 0, ``values`` where x == 0, 1 where x > 0 (no gradient, as PyTorch)."""
+        other = engine.as_tensor(values)
+        if other.dtype != self.dtype:
+            raise RuntimeError(
+                f"heaviside is not yet implemented for tensors with different dtypes: "
+                f"{self.dtype} and {other.dtype}"
+            )
+        data = self._data  # PyTorch's rule: ``values`` at 0, else ``x > 0`` (0 for NaN)
+        return wrap(np.where(data == 0, other._data, data > 0).astype(self.dtype))
+
+    def nextafter(self, other: Any) -> Any:
+        """The next representable float after x towards ``other``; the gradient passes to x
+        unchanged, as PyTorch's."""
+        other = engine.as_tensor(other)
+        _floating_kernel("nextafter", self, other)
+        dtype = array_backend.result_type(self._data, other._data)
+        x = engine._cast(self, dtype)
+        after = np.nextafter(x._data, other._data.astype(dtype))
+        step = np.where(np.isfinite(after) & np.isfinite(x._data), after - x._data, 0)
+        exact = np.isfinite(step) & (x._data + step == after)
+        return functions.where(exact, x + wrap(step.astype(dtype)), wrap(after))
+
+    def float_power(self, exponent: Any) -> Any:
+        """``self ** exponent`` in float64 (PyTorch's ``float_power``)."""
+        base = self.double()
+        if isinstance(exponent, engine.Tensor):
+            exponent = exponent.double()
+        return base**exponent
+
+    def fmax(self, other: Any) -> Any:
+        """The elementwise maximum ignoring NaN; on ties the gradient goes to ``self``."""
+        x, y = _same_dtype_operands(self, other)
+        ax, ay = _raw(x), _raw(y)
+        return functions.where((ax >= ay) | np.isnan(ay), x, y)
+
+    def fmin(self, other: Any) -> Any:
+        """The elementwise minimum ignoring NaN; on ties the gradient goes to ``self``."""
+        x, y = _same_dtype_operands(self, other)
+        ax, ay = _raw(x), _raw(y)
+        return functions.where((ax <= ay) | np.isnan(ay), x, y)
+
+    def lerp(self, end: Any, weight: Any) -> Any:
+        """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
+        if not isinstance(end, engine.Tensor):
+            raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
+        if end.dtype != self.dtype:
+            raise RuntimeError(
+                f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
+            )
+        w = _raw(weight)
+        low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5
+        diff = end - self
+        small = self + weight * diff
+        large = end - diff * (1 - weight)
+        if isinstance(low, bool):
+            return small if low else large
+        return functions.where(low, small, large)
+
+    def bitwise_and(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_and, "bitwise_and", self, other)
+
+    def bitwise_or(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_or, "bitwise_or", self, other)
+
+    def bitwise_xor(self, other: Any) -> Any:
+        return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
+
+    def bitwise_left_shift(self, other: Any) -> Any:
+        return _bitwise(np.left_shift, "bitwise_left_shift", self, other)
+
+    def bitwise_right_shift(self, other: Any) -> Any:
+        return _bitwise(np.right_shift, "bitwise_right_shift", self, other)
+
+    def bitwise_not(self) -> Any:
+        if self.dtype.kind not in "biu":
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for {self.dtype}')
+        return wrap(np.invert(self._data))
+
+    # in-place forms of the one-op functions above
+    def asin_(self) -> Any:
+        return apply_inplace(ops.Asin(), self)
+
+    def acos_(self) -> Any:
+        return apply_inplace(ops.Acos(), self)
+
+    def atan_(self) -> Any:
+        return apply_inplace(ops.Atan(), self)
+
+    def sinh_(self) -> Any:
+        return apply_inplace(ops.Sinh(), self)
+
+    def cosh_(self) -> Any:
+        return apply_inplace(ops.Cosh(), self)
+
+    def asinh_(self) -> Any:
+        return apply_inplace(ops.Asinh(), self)
+
+    def acosh_(self) -> Any:
+        return apply_inplace(ops.Acosh(), self)
+
+    def atanh_(self) -> Any:
+        return apply_inplace(ops.Atanh(), self)
+
+    def erf_(self) -> Any:
+        return apply_inplace(ops.Erf(), self)
+
+    def erfc_(self) -> Any:
+        return apply_inplace(ops.Erfc(), self)
+
+    def erfinv_(self) -> Any:
+        return apply_inplace(ops.Erfinv(), self)
+
+    def lgamma_(self) -> Any:
+        return apply_inplace(ops.Lgamma(), self)
+
+    def digamma_(self) -> Any:
+        return apply_inplace(ops.Polygamma(0), self)
+
+    def i0_(self) -> Any:
+        return apply_inplace(ops.I0(), self)
+
+    def sinc_(self) -> Any:
+        return apply_inplace(ops.Sinc(), self)
+
+    def atan2_(self, other: Any) -> Any:
+        return apply_inplace(ops.Atan2(), self, engine.operand(other))
+
+    def remainder_(self, other: Any) -> Any:
+        return apply_inplace(ops.Remainder(), self, engine.operand(other))
+
+    def fmod_(self, other: Any) -> Any:
+        return apply_inplace(ops.Fmod(), self, engine.operand(other))
+
+    arcsin_, arccos_, arctan_, arctan2_ = asin_, acos_, atan_, atan2_
+    arcsinh_, arccosh_, arctanh_ = asinh_, acosh_, atanh_
+
+    def lerp_(self, end: Any, weight: Any) -> Any:
+        return self.copy_(self.lerp(end, weight))
+
+    def nan_to_num_(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ):
+        return self.copy_(self.nan_to_num(nan, posinf, neginf))
+
+    def logit_(self, eps: float | None = None) -> Any:
+        return self.copy_(self.logit(eps))
+
+    def frac_(self) -> Any:
+        return self.copy_(self.frac())
+
+    exp2_, deg2rad_, rad2deg_ = _copy_back("exp2"), _copy_back("deg2rad"), _copy_back("rad2deg")
+    fix_, sgn_, floor_divide_ = _copy_back("fix"), _copy_back("sgn"), _copy_back("floor_divide")
+    copysign_, hypot_, xlogy_ = _copy_back("copysign"), _copy_back("hypot"), _copy_back("xlogy")
+    heaviside_, nextafter_ = _copy_back("heaviside"), _copy_back("nextafter")
+    bitwise_and_, bitwise_or_ = _copy_back("bitwise_and"), _copy_back("bitwise_or")
+    bitwise_xor_, bitwise_not_ = _copy_back("bitwise_xor"), _copy_back("bitwise_not")
+    bitwise_left_shift_ = _copy_back("bitwise_left_shift")
+    bitwise_right_shift_ = _copy_back("bitwise_right_shift")
+
+    def float_power_(self, exponent: Any) -> Any:
+        if self.dtype != np.float64:
+            raise RuntimeError(
+                f"the base given to float_power_ has dtype {self.dtype} but the operation's "
+                "result requires dtype float64"
+            )
+        return self.copy_(self.float_power(exponent))
+
+    # ----------------------------------------------------------------- scans, order statistics
+    @numpy_names
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
+        """Running products along ``dim``; exact gradients also where elements are 0."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind in "biu" and x.dtype != np.int64 and dtype is None:
+            x = x.long()  # PyTorch's integer products are int64 (NumPy's uint8 ones uint64)
+        return apply(ops.Cumprod(dim), x)
+
+    def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
+        return self.copy_(self.cumprod(dim, dtype=dtype))
+
+    @numpy_names
+    def logcumsumexp(self, dim: int) -> Any:
+        _floating_kernel("logcumsumexp", self)
+        return apply(ops.LogCumSumExp(dim), _floating_input(self))
+
+    @numpy_names
+    def cummax(self, dim: int) -> Any:
+        """``(values, indices)``: the running maximum along ``dim`` and where it was taken
+        (the latest of tied maxima; a NaN, once seen, stays the maximum)."""
+        return _running_extreme(self, dim, np.maximum, np.greater_equal, "cummax")
+
+    @numpy_names
+    def cummin(self, dim: int) -> Any:
+        """As :meth:`cummax`, for the running minimum."""
+        return _running_extreme(self, dim, np.minimum, np.less_equal, "cummin")
+
+    @numpy_names
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The lower median (of all elements, or ``(values, indices)`` along ``dim``); NaN
+        if a NaN is present. Without ``dim``, tied medians share the gradient evenly."""
+        if dim is None:
+            data = self._data.reshape(-1)
+            if not data.size:
+                if self.dtype.kind != "f":
+                    _empty_reduction("median")
+                return wrap(np.array(np.nan, dtype=self.dtype))
+            order = _nan_last_order(data)
+            picked = data[order[(data.size - 1) // 2]] if not np.isnan(data).any() else np.nan
+            mask = np.isnan(data) if np.isnan(picked) else data == picked
+            flat = self.reshape(-1)
+            return functions.where(mask, flat, _lowest(self.dtype)).amax()
+        return _kth(self, dim, keepdim, None, "median")
+
+    @numpy_names
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        """``(values, indices)`` of the k-th smallest element along ``dim`` (k counts from 1)."""
+        return _kth(self, dim, keepdim, k, "kthvalue")
+
+    @numpy_names
+    def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
+        return MinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    @numpy_names
+    def count_nonzero(self, dim: Any = None) -> Any:
+        axes = None if dim is None else ops.normalize_axes(dim, max(self.ndim, 1), "count_nonzero")
+        data = self._data
+        if not data.ndim:
+            return wrap(np.array(int(data != 0), dtype=np.int64))
+        return wrap(np.asarray(np.count_nonzero(data, axis=axes), dtype=np.int64))
+
+    @numpy_names
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """The sum with NaN counted as 0 (the gradient at a NaN is 0)."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind == "f":
+            x = functions.where(np.isnan(x._data), 0.0, x)
+        elif dtype is None and x.dtype != np.int64:
+            x = x.long()  # PyTorch sums integers and bools in int64
+        return x.sum(dim, keepdim)
+
+    @numpy_names
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """The mean of the elements that are not NaN."""
+        x = self if dtype is None else self.to(dtype)
+        _floating("nanmean", x)
+        present = wrap((~np.isnan(x._data)).astype(x.dtype))
+        return x.nansum(dim, keepdim) / present.sum(dim, keepdim)
+
+    def trace(self) -> Any:
+        """The sum of a matrix's main diagonal."""
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+        diagonal = self.diagonal()
+        return diagonal.sum(dtype=np.int64) if self.dtype.kind in "iu" else diagonal.sum()
+
+    # ----------------------------------------------------------------- more products
+    def mv(self, vec: Any) -> Any:
+        _check_ndim("mv", self, 2, "self")
+        _check_ndim("mv", vec, 1, "vec")
+        _same_dtype("mv", self, vec)
+        return self @ vec
+
+    def inner(self, other: Any) -> Any:
+        """The sum over the last dimension of the product (PyTorch's ``inner``)."""
+        other = engine.as_tensor(other)
+        if not self.ndim or not other.ndim:
+            return self * other
+        if self.shape[-1] != other.shape[-1]:
+            raise RuntimeError(
+                f"inner() the last dimension must match on both input tensors but got shapes "
+                f"{list(self.shape)} and {list(other.shape)}"
+            )
+        return functions.tensordot(self, other, ([self.ndim - 1], [other.ndim - 1]))
+
+    def vdot(self, other: Any) -> Any:
+        return self.dot(other)
+
+    def kron(self, other: Any) -> Any:
+        """The Kronecker product: blocks ``self[i…] · other``."""
+        other = engine.as_tensor(other)
+        ndim = max(self.ndim, other.ndim)
+        a = self.reshape((1,) * (ndim - self.ndim) + self.shape)
+        b = other.reshape((1,) * (ndim - other.ndim) + other.shape)
+        spread_a = a.reshape(tuple(d for n in a.shape for d in (n, 1)))
+        spread_b = b.reshape(tuple(d for n in b.shape for d in (1, n)))
+        return (spread_a * spread_b).reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        """``beta · self + alpha · (mat1 @ mat2)`` (``self`` ignored when beta is 0)."""
+        return _add_product(self, engine.as_tensor(mat1).mm(mat2), beta, alpha)
+
+    def addmv(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return _add_product(self, engine.as_tensor(mat).mv(vec), beta, alpha)
+
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return _add_product(self, engine.as_tensor(batch1).bmm(batch2), beta, alpha)
+
+    def addmm_(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return self.copy_(self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+
+    def addmv_(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return self.copy_(self.addmv(mat, vec, beta=beta, alpha=alpha))
+
+    def baddbmm_(self, batch1: Any, batch2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        return self.copy_(self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def cross(self, other: Any, dim: int | None = None) -> Any:
+        """The cross product of 3-vectors along ``dim`` (the first dimension of size 3 when
+        None, as ``torch.cross``), the two broadcast."""
+        other = engine.as_tensor(other)
+        _same_dtype("cross", self, other)
+        try:
+            shape = np.broadcast_shapes(self.shape, other.shape)
+        except ValueError as exc:
+            raise RuntimeError(
+                f"cross: shapes {self.shape} and {other.shape} do not broadcast"
+            ) from exc
+        a, b = self.expand(*shape), other.expand(*shape)
+        if dim is None:
+            dims = [d for d, n in enumerate(shape) if n == 3]
+            if not dims:
+                raise RuntimeError(f"cross: no dimension of size 3 in input of shape {shape}")
+            dim = dims[0]
+        axis = ops.normalize_axis(dim, len(shape), "cross")
+        if shape[axis] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got {shape[axis]} "
+                f"and {shape[axis]}"
+            )
+        a0, a1, a2 = a.unbind(axis)
+        b0, b1, b2 = b.unbind(axis)
+        return functions.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+
 
 # --------------------------------------------------------------------------- helpers
 def _floating_input(x: Any) -> Any:
@@ -622,3 +1139,139 @@ def _index_reduction(function: Any, x: Any, dim: Any, keepdim: bool) -> Any:
     if dim is None and keepdim:
         return wrap(np.reshape(function(data), (1,) * data.ndim))
     return wrap(function(data, axis=dim if data.ndim else None, keepdims=keepdim))
+
+
+# --------------------------------------------------------------------------- helpers of the
+# functions added for issue 22
+#: what ``aminmax`` returns, as PyTorch's return type
+MinMax = namedtuple("MinMax", ["min", "max"])
+
+
+def _float_operands(x: Any, y: Any) -> tuple[Any, Any]:
+    """Two operands in their PyTorch result type, or the default float where that is an
+    integer type (the functions that always compute in float: atan2, hypot, ...)."""
+    y = engine.operand(y)
+    if y is NotImplemented:
+        raise TypeError(f"expected a tensor or a number, got {type(y).__name__}")
+    dtype = array_backend.result_type(x._data, _raw(y))
+    if dtype.kind != "f":
+        dtype = array_backend.DEFAULT_FLOAT
+    x = engine._cast(x, dtype)
+    y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
+    return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
+
+
+def _floating_kernel(name: str, *operands: Any) -> None:
+    """PyTorch has no integer kernel for ``name``: refuse integer and bool operands as it
+    does, by name (NumPy would compute something)."""
+    dtype = array_backend.result_type(*(_raw(engine.operand(v)) for v in operands))
+    if dtype.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
+
+
+def _float_binary(op_type: Any, x: Any, y: Any) -> Any:
+    a, b = _float_operands(x, y)
+    return apply(op_type(), a, b)
+
+
+def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
+    y = engine.operand(y)
+    if y is NotImplemented:
+        raise TypeError(f"expected a tensor or a number, got {type(y).__name__}")
+    dtype = array_backend.result_type(x._data, _raw(y))
+    x = engine._cast(x, dtype)
+    y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
+    return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
+
+
+def _same_dtype(name: str, x: Any, y: Any) -> None:
+    if _raw(x).dtype != np.asarray(_raw(y)).dtype:
+        raise RuntimeError(
+            f"{name}: expected both inputs to have the same dtype, but got {_raw(x).dtype} "
+            f"and {np.asarray(_raw(y)).dtype}"
+        )
+
+
+def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
+    other = _raw(engine.operand(y))
+    dtype = array_backend.result_type(x._data, other)
+    if dtype.kind not in "biu":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
+    if name.endswith("shift") and dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    return wrap(np.asarray(ufunc(x._data.astype(dtype, copy=False), np.asarray(other, dtype))))
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _empty_reduction(name: str) -> Any:
+    raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+
+
+def _nan_last_order(data: np.ndarray, axis: int = -1) -> np.ndarray:
+    """A stable ascending order with NaN last."""
+    return np.argsort(data, axis=axis, kind="stable")
+
+
+def _running_extreme(x: Any, dim: int, extreme: Any, better: Any, name: str) -> Any:
+    axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
+    if not x.ndim:
+        return ValuesIndices(x.clone(), wrap(np.zeros((), np.int64)))
+    data = x._data
+    running = extreme.accumulate(data, axis=axis) if data.size else data.copy()
+    positions = np.arange(data.shape[axis]).reshape(
+        [-1 if d == axis else 1 for d in range(data.ndim)]
+    )
+    if data.dtype.kind == "f":
+        wins = np.isnan(data) | (~np.isnan(running) & better(data, running))
+    else:
+        wins = better(data, running)
+    candidates = np.where(wins, positions, 0)
+    indices = np.maximum.accumulate(candidates, axis=axis) if data.size else candidates
+    indices = indices.astype(np.int64)
+    return ValuesIndices(x.gather(axis, indices), wrap(indices))
+
+
+def _kth(x: Any, dim: int, keepdim: bool, k: int | None, name: str) -> Any:
+    """The k-th smallest along ``dim`` (the lower median when k is None), as (values,
+    indices); a slice holding NaN gives its first NaN for the median."""
+    axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
+    data = x._data if x.ndim else x._data.reshape(1)
+    size = data.shape[axis]
+    if k is None:
+        if not size:
+            raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+        position = (size - 1) // 2
+    else:
+        if not 1 <= k <= size:
+            raise RuntimeError(
+                f"kthvalue(): selected number k out of range for dimension {axis}: k = {k}, "
+                f"size {size}"
+            )
+        position = k - 1
+    order = _nan_last_order(data, axis)
+    index = np.take(order, [position], axis=axis)
+    if k is None and data.dtype.kind == "f":
+        nan = np.isnan(data)
+        first_nan = np.argmax(nan, axis=axis, keepdims=True)
+        index = np.where(nan.any(axis=axis, keepdims=True), first_nan, index)
+    index = index.astype(np.int64)
+    values = (x if x.ndim else x.reshape(1)).gather(axis, index)
+    if not keepdim:
+        index = np.squeeze(index, axis)
+        values = values.squeeze(axis)
+    if not x.ndim:
+        index, values = index.reshape(()), values.reshape(())
+    return ValuesIndices(values, wrap(index))
+
+
+def _add_product(base: Any, product: Any, beta: float, alpha: float) -> Any:
+    """``beta · base + alpha · product``; with beta 0 the base is ignored (NaN in it too, as
+    PyTorch), but its shape still broadcasts."""
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        shape = np.broadcast_shapes(np.shape(_raw(base)), scaled.shape)
+        return scaled if shape == scaled.shape else scaled.expand(*shape)
+    return (base if beta == 1 else base * beta) + scaled

@@ -9,6 +9,7 @@ are one ``reshape``, ``transpose``, ``broadcast_to`` or index op, or composition
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from tensorgrad import ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names, shape_args
-from tensorgrad.core.engine import apply
+from tensorgrad.core.engine import apply, wrap
 
 
 class ShapeMethods:
@@ -315,6 +316,345 @@ class ShapeMethods:
             raise IndexError(f"index_select: index must be 0-D or 1-D, got shape {indices.shape}")
         return self[(slice(None),) * axis + (indices.reshape(-1),)]
 
+    # ----------------------------------------------------------------- more of PyTorch's
+    # scattering, indexing and rearranging (issue 22's missing names; none needs an op of
+    # its own: each is a set-item, an index-add, a gather, a permute, a flip or a reshape)
+    @numpy_names
+    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None, *,
+                reduce: str | None = None) -> Any:  # fmt: skip
+        """``self`` with ``src`` (or the number ``value``) written at ``index`` along
+        ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim 0. ``reduce="add"`` or
+        ``"multiply"`` combines instead of writing (PyTorch's older spelling)."""
+        if src is None:
+            src = value
+        if src is None:
+            raise TypeError("scatter() missing 1 required argument: 'src' or 'value'")
+        indices = _scatter_index(index, "scatter")
+        if reduce is not None:
+            modes = {"add": "sum", "multiply": "prod"}
+            if reduce not in modes:
+                raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+            if not isinstance(src, engine.Tensor):
+                src = engine.as_tensor(np.full(indices.shape, src, dtype=self.dtype))
+            return self.scatter_reduce(dim, indices, src, modes[reduce])
+        tensor_src = isinstance(src, engine.Tensor)
+        _, positions = ops.scatter_positions(
+            "scatter", self.shape, dim, indices, src.shape if tensor_src else None
+        )
+        if tensor_src:
+            _same_dtypes("scatter", self, src)
+            region = tuple(slice(n) for n in (indices.shape or (1,)))
+            src = (src.reshape(1) if not src.ndim else src)[region]
+        elif not isinstance(src, (int, float, bool, np.generic)):
+            raise TypeError(f"scatter: src must be a tensor or a number, got {type(src).__name__}")
+        base = self.reshape(1) if not self.ndim else self
+        return apply(ops.SetItem(positions), base, src).reshape(self.shape)
+
+    @numpy_names
+    def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None, *,
+                 reduce: str | None = None) -> Any:  # fmt: skip
+        return self.copy_(self.scatter(dim, index, src, value, reduce=reduce))
+
+    @numpy_names
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        return self.copy_(self.scatter_add(dim, index, src))
+
+    @numpy_names
+    def scatter_reduce(
+        self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        """``self`` with ``src`` folded in at ``index`` along ``dim`` by ``reduce``: "sum",
+        "prod", "mean", "amax" or "amin"; with ``include_self=False`` the elements of
+        ``self`` that something lands on do not take part."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise RuntimeError(
+                f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+            )
+        indices = _scatter_index(index, "scatter_reduce")
+        src = engine.as_tensor(src)
+        _same_dtypes("scatter_reduce", self, src)
+        axis, positions = ops.scatter_positions(
+            "scatter_reduce", self.shape, dim, indices, src.shape
+        )
+        landed = np.zeros(self.shape or (1,), dtype=np.int64)
+        np.add.at(landed, positions, 1)
+        landed = landed.reshape(self.shape)
+        if reduce in ("prod", "amax", "amin"):
+            base = self.reshape(1) if not self.ndim else self
+            flat_src = src.reshape(1) if not src.ndim else src
+            op = ops.ScatterReduce(positions, reduce, include_self)
+            return apply(op, base, flat_src).reshape(self.shape)
+        base = self if include_self else self.masked_fill(wrap(landed > 0), 0)
+        total = base.scatter_add(axis, indices, src)
+        if reduce == "sum":
+            return total
+        count = landed + (1 if include_self else 0)
+        divisor = wrap(np.maximum(count, 1).astype(self.dtype))
+        mean = (
+            total / divisor if self.dtype.kind == "f" else total.div(divisor, rounding_mode="floor")
+        )
+        return functions.where(count > 0, mean, self)
+
+    @numpy_names
+    def scatter_reduce_(
+        self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        return self.copy_(self.scatter_reduce(dim, index, src, reduce, include_self=include_self))
+
+    @numpy_names
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
+        """``self`` with ``alpha · source`` added at ``index`` along ``dim`` (repeated indices
+        add up): ``out[:, index[i]] += alpha · source[:, i]`` for dim 1."""
+        source = engine.as_tensor(source)
+        _same_dtypes("index_add", self, source)
+        where = _along(self, dim, index, source, "index_add")
+        scaled = source if alpha == 1 else source * alpha
+        if not self.ndim:
+            scaled = scaled.reshape(())
+        return self + apply(ops.IndexAdd(self.shape, where), scaled)
+
+    @numpy_names
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
+        return self.copy_(self.index_add(dim, index, source, alpha=alpha))
+
+    @numpy_names
+    def index_copy(self, dim: int, index: Any, source: Any) -> Any:
+        """``self`` with ``source``'s slices copied to the positions ``index`` along ``dim``."""
+        source = engine.as_tensor(source)
+        _same_dtypes("index_copy", self, source)
+        where = _along(self, dim, index, source, "index_copy")
+        return apply(ops.SetItem(where), self, source if self.ndim else source.reshape(()))
+
+    @numpy_names
+    def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
+        return self.copy_(self.index_copy(dim, index, source))
+
+    @numpy_names
+    def index_fill(self, dim: int, index: Any, value: Any) -> Any:
+        """``self`` with ``value`` (a number or a 0-d tensor) at ``index`` along ``dim``."""
+        if isinstance(value, engine.Tensor):
+            if value.ndim:
+                raise RuntimeError(
+                    "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                    f"with {value.ndim} dimension(s)."
+                )
+            value = value if value.dtype == self.dtype else value.to(self.dtype)
+        where = _along(self, dim, index, None, "index_fill")
+        return apply(ops.SetItem(where), self, value)
+
+    @numpy_names
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
+        return self.copy_(self.index_fill(dim, index, value))
+
+    def masked_scatter(self, mask: Any, source: Any) -> Any:
+        """``self`` with ``source``'s elements, in order, written where ``mask`` is True."""
+        flags = mask._data if isinstance(mask, engine.Tensor) else np.asarray(mask)
+        if flags.dtype != np.bool_:
+            raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                               f"dtype {flags.dtype}")  # fmt: skip
+        source = engine.as_tensor(source)
+        _same_dtypes("masked_scatter", self, source)
+        shape = _broadcast("masked_scatter", self.shape, flags.shape)
+        flags = np.broadcast_to(flags, shape)
+        count = int(flags.sum())
+        if source.numel() < count:
+            raise RuntimeError(
+                f"masked_scatter: expected source to have at least as many elements as ones "
+                f"in mask ({count}), got {source.numel()}"
+            )
+        base = self if self.shape == shape else self.expand(*shape)
+        return apply(ops.SetItem(flags), base, source.reshape(-1)[:count])
+
+    def masked_scatter_(self, mask: Any, source: Any) -> Any:
+        return self.copy_(self.masked_scatter(mask, source))
+
+    def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        """``self`` with ``values`` at ``self[indices]`` (a tuple of index tensors), or added
+        there with ``accumulate=True`` (repeated indices add up)."""
+        where = raw_index(tuple(indices))
+        values = engine.as_tensor(values)
+        if values.dtype != self.dtype:
+            values = values.to(self.dtype)
+        if not accumulate:
+            return apply(ops.SetItem(where), self, values)
+        picked = np.broadcast_to(np.zeros((), np.bool_), self.shape)[where].shape
+        values = values if values.shape == picked else values.expand(*picked)
+        return self + apply(ops.IndexAdd(self.shape, where), values)
+
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        return self.copy_(self.index_put(indices, values, accumulate))
+
+    def take(self, index: Any) -> Any:
+        """The elements of the flattened tensor at ``index`` (any shape; negative counts from
+        the end), in ``index``'s shape."""
+        indices = _index_array(index, "take")
+        size = self.numel()
+        if indices.size and (indices.min() < -size or indices.max() >= size):
+            bad = int(indices.max() if indices.max() >= size else indices.min())
+            raise IndexError(f"take: out of range: tried to access index {bad} on a tensor of "
+                             f"{size} elements.")  # fmt: skip
+        return self.reshape(-1)[indices]
+
+    def take_along_dim(self, indices: Any, dim: int | None = None) -> Any:
+        """``gather`` where ``indices`` and ``self`` broadcast in the other dimensions; with
+        ``dim=None``, along the flattened tensor."""
+        indices = engine.as_tensor(indices)
+        if indices.dtype.kind not in "iu":
+            raise RuntimeError(
+                f"torch.take_along_dim(): dtype of indices should be int64 but got {indices.dtype}"
+            )
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        axis = ops.normalize_axis(dim, max(self.ndim, 1), "take_along_dim")
+        if self.ndim != indices.ndim:
+            raise RuntimeError(
+                f"torch.take_along_dim(): input and indices should have the same number of "
+                f"dimensions, but got {self.ndim} dimensions for input, and {indices.ndim} "
+                "dimensions for indices"
+            )
+        x_shape, i_shape = list(self.shape), list(indices.shape)
+        x_shape[axis] = i_shape[axis] = 1
+        common = list(_broadcast("take_along_dim", tuple(x_shape), tuple(i_shape)))
+        x = self.expand(*common[:axis], self.shape[axis], *common[axis + 1 :])
+        picked = indices.expand(*common[:axis], indices.shape[axis], *common[axis + 1 :])
+        return x.gather(axis, picked)
+
+    def argwhere(self) -> Any:
+        return self.nonzero()
+
+    def tile(self, *dims: Any) -> Any:
+        """Repeat the tensor ``dims[i]`` times along each dimension; fewer ``dims`` than
+        dimensions are padded with 1s in front (unlike ``repeat``)."""
+        dims = shape_args(dims, "dims")
+        dims = (1,) * (self.ndim - len(dims)) + tuple(dims)
+        return self.repeat(*dims)
+
+    def movedim(self, source: Any, destination: Any) -> Any:
+        """Move the dimensions ``source`` to the positions ``destination``, the others keeping
+        their order."""
+        sources = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+        targets = (
+            (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+        )
+        if len(sources) != len(targets):
+            raise RuntimeError(
+                f"movedim: Invalid source or destination dims: source ({list(sources)} dims) "
+                f"should contain the same number of dims as destination ({list(targets)} dims)"
+            )
+        ndim = max(self.ndim, 1)
+        src = [ops.normalize_axis(d, ndim, "movedim") for d in sources]
+        dst = [ops.normalize_axis(d, ndim, "movedim") for d in targets]
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise RuntimeError(
+                f"movedim: repeated dim in source {sources} or destination {targets}"
+            )
+        if not self.ndim:
+            return self
+        order = [d for d in range(self.ndim) if d not in src]
+        for d, s in sorted(zip(dst, src)):
+            order.insert(d, s)
+        return self.permute(*order)
+
+    moveaxis = movedim
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Any:
+        """Rotate by 90° ``k`` times in the plane of ``dims``, from the first towards the
+        second."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.ndim < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+        a, b = (ops.normalize_axis(d, self.ndim, "rot90") for d in dims)
+        if a == b:
+            raise RuntimeError(
+                f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}"
+            )
+        k %= 4
+        if k == 1:
+            return self.flip(b).transpose(a, b)
+        if k == 2:
+            return self.flip(a, b)
+        if k == 3:
+            return self.flip(a).transpose(a, b)
+        return self.clone()
+
+    def fliplr(self) -> Any:
+        if self.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self) -> Any:
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
+        return self.flip(0)
+
+    @numpy_names
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        """Split into ``n`` nearly equal pieces (the first ``size % n`` one longer) or at the
+        listed indices, as NumPy's ``array_split``; pieces may be empty."""
+        if self.ndim == 0:
+            raise RuntimeError(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with "
+                "0 dims"
+            )
+        axis = ops.normalize_axis(dim, self.ndim, "tensor_split")
+        length = self.shape[axis]
+        split = indices_or_sections
+        if isinstance(split, engine.Tensor):
+            split = split._data.item() if split.ndim == 0 else split._data.tolist()
+        if isinstance(split, (int, np.integer)):
+            n = int(split)
+            if n <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+            small, extra = divmod(length, n)
+            bounds = np.cumsum([0] + [small + 1] * extra + [small] * (n - extra)).tolist()
+        else:
+            points = [int(i) for i in split]
+            bounds = [0, *points, length]
+        lead = (slice(None),) * axis
+        pieces = []
+        for start, stop in itertools.pairwise(bounds):
+            start = min(max(start + length if start < 0 else start, 0), length)
+            stop = min(max(stop + length if stop < 0 else stop, 0), length)
+            pieces.append(self[(*lead, slice(start, max(start, stop)))])
+        return tuple(pieces)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+        """A tensor whose planes of ``dim1`` and ``dim2`` hold the last dimension of this one
+        on their ``offset``-th diagonal, zeros elsewhere."""
+        ndim = self.ndim + 1
+        a = ops.normalize_axis(dim1, ndim, "diag_embed")
+        b = ops.normalize_axis(dim2, ndim, "diag_embed")
+        if a == b:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        x = self.reshape(1) if not self.ndim else self
+        n = x.shape[-1]
+        size = n + abs(int(offset))
+        steps = np.arange(n)
+        rows, cols = steps + max(-offset, 0), steps + max(offset, 0)
+        plane = apply(ops.IndexAdd((*x.shape[:-1], size, size), (Ellipsis, rows, cols)), x)
+        return plane.movedim((-2, -1), (a, b))
+
+    def diagflat(self, offset: int = 0) -> Any:
+        return self.reshape(-1).diag(offset)
+
+    def ravel(self) -> Any:
+        return self.reshape(-1)
+
+    @property
+    def H(self) -> Any:
+        """The conjugate transpose of a matrix (the transpose: tensors here are real)."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            )
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    @property
+    def mH(self) -> Any:
+        return self.mT
+
 
 # --------------------------------------------------------------------------- helpers
 def raw_index(index: Any) -> Any:
@@ -360,3 +700,66 @@ def _resolve(shape: tuple[int, ...], size: int, name: str) -> tuple[int, ...]:
     elif known != size:
         raise RuntimeError(f"{name}: shape {shape} is invalid for input of size {size}")
     return shape
+
+
+def _scatter_index(index: Any, name: str) -> np.ndarray:
+    """The index of ``scatter``: an integer tensor (int64, or int32 as PyTorch now accepts)."""
+    array = index._data if isinstance(index, engine.Tensor) else np.asarray(index)
+    if array.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {array.dtype}")
+    return array
+
+
+def _same_dtypes(name: str, x: Any, src: Any) -> None:
+    if src.dtype != x.dtype:
+        raise RuntimeError(
+            f"{name}(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}"
+        )
+
+
+def _broadcast(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise RuntimeError(f"{name}: shapes {list(map(tuple, shapes))} do not broadcast") from exc
+
+
+#: how PyTorch checks each function's index: (negative indices count from the end, the
+#: error type for one out of range)
+_INDEX_RULES = {
+    "index_add": (False, RuntimeError),
+    "index_copy": (False, IndexError),
+    "index_fill": (True, IndexError),
+}
+
+
+def _along(x: Any, dim: int, index: Any, source: Any, name: str) -> tuple[Any, ...]:
+    """The index ``(:, …, index)`` that ``index_add``/``index_copy``/``index_fill`` address
+    along ``dim``, checked as PyTorch checks it: a 0-D or 1-D integer index within the
+    dimension (negative ones only for ``index_fill``), and a source of ``x``'s shape with
+    ``len(index)`` along ``dim``."""
+    axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
+    indices = _index_array(index, name)
+    if indices.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, got shape {indices.shape}")
+    indices = indices.reshape(-1)
+    length = x.shape[axis] if x.ndim else 1
+    negative, error = _INDEX_RULES[name]
+    lowest = -length if negative else 0
+    if indices.size and (indices.min() < lowest or indices.max() >= length):
+        bad = int(indices.max() if indices.max() >= length else indices.min())
+        raise error(
+            f"{name}(): index {bad} is out of bounds for dimension {axis} with size {length}"
+        )
+    if source is not None:
+        expected = list(x.shape or (1,))
+        expected[axis] = indices.size
+        got = list(source.shape or (1,))
+        if got != expected and not (x.ndim == 0 and source.numel() == indices.size == 1):
+            raise RuntimeError(
+                f"{name}(): source of shape {tuple(source.shape)} does not match self of shape "
+                f"{x.shape} with {indices.size} indices along dim {axis}"
+            )
+    if not x.ndim:
+        return (Ellipsis,) if indices.size else (np.zeros(0, bool).reshape(()),)
+    return (slice(None),) * axis + (indices,)

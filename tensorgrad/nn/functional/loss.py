@@ -438,3 +438,19 @@ def kl_div(
         total = losses.sum()
         return total / input.shape[0] if input.ndim else total
     return _reduce(losses, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The two-class logistic loss ``log(1 + exp(−y·x))`` for targets ``y`` of ±1."""
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction, "soft_margin_loss")
+    input = _tensor(input)
+    _same_shape(input, target, "soft_margin_loss")
+    margin = -(input * _target_like(target, input))
+    return _reduce(apply(ops.Softplus(1.0, math.inf), margin), reduction)  # no overflow

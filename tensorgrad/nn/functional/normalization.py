@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,3 +82,131 @@ def layer_norm(
     if bias is not None:
         out = out + bias
     return out
+
+
+# --------------------------------------------------------------------------- more normalisations
+# (issue 22's missing names): the ``normalize`` op over other axes, or compositions
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise (N, C, ...) input over each group of ``C / num_groups`` channels (and all
+    positions), then scale and shift per channel."""
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
+    n, channels = x.shape[0], x.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got "
+            f"input of shape {list(x.shape)} and num_groups={num_groups}"
+        )
+    grouped = x.reshape(n, num_groups, -1)
+    out = apply(ops.Normalize((2,), eps), grouped).reshape(x.shape)
+    return _affine(out, weight, bias, (channels,) + (1,) * (x.ndim - 2))
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel of each sample of (N, C, ...) input over its positions. With
+    running statistics, they are updated with the mean over the batch of the instance
+    statistics (unbiased variance); ``use_input_stats=False`` uses them instead."""
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: expected input of shape (N, C, ...), got {x.shape}")
+    channels = x.shape[1]
+    shape = (channels,) + (1,) * (x.ndim - 2)
+    axes = tuple(range(2, x.ndim))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")  # fmt: skip
+        mean = running_mean._data.reshape(shape).astype(x.dtype)
+        inverse_std = (1.0 / np.sqrt(running_var._data.reshape(shape) + eps)).astype(x.dtype)
+        return _affine((x - mean) * inverse_std, weight, bias, shape)
+    count = int(np.prod(x.shape[2:], dtype=np.int64))
+    if count <= 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {list(x.shape)}"
+        )
+    op = ops.Normalize(axes, eps)
+    out = apply(op, x)
+    if running_mean is not None and running_var is not None:
+        mean, var, _ = op.saved
+        with no_grad():
+            batch_mean = mean.reshape(x.shape[0], channels).mean(axis=0)
+            unbiased = var.reshape(x.shape[0], channels).mean(axis=0) * (count / (count - 1))
+            running_mean.mul_(1.0 - momentum).add_(batch_mean * momentum)
+            running_var.mul_(1.0 - momentum).add_(unbiased * momentum)
+    return _affine(out, weight, bias, shape)
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``x / sqrt(mean(x²) + eps)`` over the trailing ``normalized_shape`` dimensions, times
+    ``weight``; ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
+        raise RuntimeError(
+            f"rms_norm: input of shape {x.shape} does not end with normalized_shape {shape}"
+        )
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else 1.1920928955078125e-07
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide each element by ``(k + α · mean of x² over the ``size`` neighbouring channels)^β``
+    (zero-padded at the ends, PyTorch's formula)."""
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    if x.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if x.numel() == 0:
+        return x
+    channels = x.shape[1]
+    squares = (x * x).reshape(x.shape[0], channels, -1)
+    before, after = size // 2, (size - 1) // 2
+    padded = apply(ops.ConstantPad((0, 0, before, after)), squares)
+    window = padded[:, 0:channels]
+    for offset in range(1, size):
+        window = window + padded[:, offset : offset + channels]
+    div = (window * (alpha / size) + k) ** beta
+    return x / div.reshape(x.shape)
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None
+) -> Tensor:
+    """``x / max(‖x‖_p, eps)`` along ``dim``."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported; use the returned tensor")
+    x = input if isinstance(input, Tensor) else as_tensor(input)
+    return x / x.norm(p, dim, keepdim=True).clamp_min(eps)

@@ -99,3 +99,116 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
                 f"got {output_size!r}"
             )
     return unbatched(apply(AdaptiveAvgPool2d(tuple(resolved)), x), added)
+
+
+# --------------------------------------------------------------------------- more pooling
+# (issue 22's missing names): the 1-D pools as 2-D ones over a height of 1, and compositions
+def _one(value: Any, name: str, what: str) -> int:
+    if isinstance(value, Sequence):
+        if len(value) != 1:
+            raise RuntimeError(f"{name}: {what} must be a single int, got {value!r}")
+        value = value[0]
+    return int(value)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """The maximum over each window of (N, C, L) or (C, L) input."""
+    x = tensor_of(input)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(x.shape)}")
+    k = _one(kernel_size, "max_pool1d", "kernel_size")
+    s = k if stride is None or (isinstance(stride, Sequence) and not stride) else _one(
+        stride, "max_pool1d", "stride")  # fmt: skip
+    p, d = _one(padding, "max_pool1d", "padding"), _one(dilation, "max_pool1d", "dilation")
+    result = max_pool2d(x.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        out, indices = result
+        return out.squeeze(-2), indices.squeeze(-2)
+    return result.squeeze(-2)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """The mean over each window of (N, C, L) or (C, L) input."""
+    x = tensor_of(input)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(x.shape)}")
+    k = _one(kernel_size, "avg_pool1d", "kernel_size")
+    s = k if stride is None or (isinstance(stride, Sequence) and not stride) else _one(
+        stride, "avg_pool1d", "stride")  # fmt: skip
+    p = _one(padding, "avg_pool1d", "padding")
+    out = avg_pool2d(x.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows: ``[floor(i·size/out), ceil((i+1)·size/out))``."""
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over windows chosen so that the output has ``output_size``; the gradient
+    goes to the first maximum of each window (a gather at its flat index h·W + w, which
+    ``return_indices`` returns, as PyTorch's)."""
+    x, added = batched(tensor_of(input), 4, "adaptive_max_pool2d", "(N, C, H, W)")
+    sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(
+        output_size)  # fmt: skip
+    if len(sizes) != 2:
+        raise TypeError(
+            f"adaptive_max_pool2d: output_size must be an int or a pair, got {output_size!r}"
+        )
+    n, c, h, w = x.shape
+    oh, ow = (h if sizes[0] is None else int(sizes[0])), (w if sizes[1] is None else int(sizes[1]))
+    data = x._data
+    index = np.zeros((n, c, oh, ow), dtype=np.int64)
+    for i, (r0, r1) in enumerate(_adaptive_bounds(h, oh)):
+        for j, (c0, c1) in enumerate(_adaptive_bounds(w, ow)):
+            window = data[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            if not window.shape[-1]:
+                continue
+            nan = np.isnan(window)
+            best = np.where(nan.any(-1), np.argmax(nan, -1), np.argmax(window, -1))
+            rows, cols = np.divmod(best, c1 - c0)
+            index[:, :, i, j] = (rows + r0) * w + cols + c0
+    flat = x.reshape(n, c, h * w)
+    out = flat.gather(2, Tensor(index.reshape(n, c, oh * ow))).reshape(n, c, oh, ow)
+    out = unbatched(out, added)
+    if return_indices:
+        return out, Tensor(index[0] if added else index)
+    return out
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: IntPair, stride: Any = None,
+    ceil_mode: bool = False,
+) -> Tensor:  # fmt: skip
+    """``(Σ x^p)^(1/p)`` over each window (PyTorch's formula: an average pool of ``x^p``
+    times the window size, then the ``1/p`` power of its positive part)."""
+    kernel = int_tuple(kernel_size, 2, "kernel_size", "lp_pool2d")
+    p = float(norm_type)
+    x = tensor_of(input)
+    out = avg_pool2d(x**p, kernel, stride, 0, ceil_mode)
+    return ((out.sign() * out.abs().relu()) * (kernel[0] * kernel[1])) ** (1.0 / p)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    p = float(norm_type)
+    k = _one(kernel_size, "lp_pool1d", "kernel_size")
+    out = avg_pool1d(tensor_of(input) ** p, k, stride, 0, ceil_mode)
+    return ((out.sign() * out.abs().relu()) * k) ** (1.0 / p)

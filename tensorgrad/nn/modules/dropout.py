@@ -43,3 +43,29 @@ class Dropout2d(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+# --------------------------------------------------------------------------- more dropout
+# (issue 22's missing names)
+class Dropout1d(Module):
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability ``p`` while
+    training, scaling the rest by 1/(1 − p); the identity in eval mode."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class AlphaDropout(Dropout1d):
+    """Dropout for SELU networks: keeps zero mean and unit variance (``F.alpha_dropout``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)

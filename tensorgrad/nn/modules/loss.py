@@ -168,3 +168,10 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SoftMarginLoss(_Loss):
+    """The two-class logistic loss of targets ±1 (``F.soft_margin_loss``)."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)

@@ -23,6 +23,15 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``pool``           max, average and adaptive average pooling
 ``pytorch_ports``  softplus, elu, silu, binary cross-entropy, weighted and ignoring losses,
                    the L1 family, KL divergence (what ported PyTorch programs use)
+``trig``           asin … atanh, sinh, cosh, atan2
+``special``        erfc, erfinv, lgamma, digamma, polygamma, i0, i1, sinc
+``division``       remainder and fmod
+``scan``           cumprod, logcumsumexp, cummax, cummin
+``scatter``        scatter, scatter_reduce (all reductions), index_add/copy/fill,
+                   masked_scatter, index_put
+``composed``       issue 22's compositions: einsum, tensordot, median, kthvalue, hypot,
+                   logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and RMS norm,
+                   cosine similarity
 =================  ==========================================================================
 
 Adding an op: add its entry to the module of its family (as ``tensorgrad/ops/``), with
@@ -39,9 +48,12 @@ declare their scalar-engine reference, built from Value operations, beside their
 handles them too; nothing to add here.
 """
 
-from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
+# issue 22's missing names
+from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries  # noqa: F401 - importing a family module registers its entries
     activation,
+    composed,
     conv,
+    division,
     elementwise,
     index,
     linalg,
@@ -51,7 +63,11 @@ from tests.ops.registry import (  # noqa: F401 - importing a family module regis
     pool,
     pytorch_ports,
     reduce,
+    scan,
+    scatter,
     shape,
+    special,
+    trig,
 )
 from tests.ops.registry.core import (
     BINARY_SHAPES,

@@ -1,0 +1,63 @@
+"""Remainders with gradients: ``remainder`` (Python's ``%``, the sign of the divisor) and
+``fmod`` (C's, the sign of the dividend). Both are ``x − q·y`` for a quotient q that is
+constant almost everywhere, so x's slope is 1 and y's is ``−q`` (PyTorch's VJPs)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorgrad.ops import object_arrays
+from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
+
+
+def _check_divisor(name: str, x, y) -> None:
+    """PyTorch's error for an integer remainder by zero (NumPy gives 0 and a warning)."""
+    kind = np.result_type(x, y).kind
+    if kind in "biu" and np.any(np.asarray(y) == 0):
+        raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
+
+
+class Remainder(Op):
+    def forward(self, x, y):
+        _check_divisor(self.name, x, y)
+        return np.remainder(x, y)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        return (
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(-grad * np.floor(x / y), shape_of(y)) if ny else None,
+        )
+
+    def scalar_forward(self, x, y):
+        return _with_constant_quotient(np.floor, x, y)
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty * np.floor(x / y))
+
+
+class Fmod(Op):
+    def forward(self, x, y):
+        _check_divisor(self.name, x, y)
+        return np.fmod(x, y)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        return (
+            sum_to(grad, shape_of(x)) if nx else None,
+            sum_to(-grad * np.trunc(x / y), shape_of(y)) if ny else None,
+        )
+
+    def scalar_forward(self, x, y):
+        return _with_constant_quotient(np.trunc, x, y)
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(tx, None if ty is None else -ty * np.trunc(x / y))
+
+
+def _with_constant_quotient(rounding, x, y):
+    """``x − q·y`` on scalar values, the rounded quotient q a constant (from the values)."""
+    quotient = rounding(object_arrays.values_of(x) / object_arrays.values_of(y))
+    return object_arrays.objects(x - object_arrays.objects(quotient * y))
