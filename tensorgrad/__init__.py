@@ -133,6 +133,10 @@ _LAZY = {
     "vision": ("tensorgrad.vision", None),
     "distributed": ("tensorgrad.distributed", None),
     "scalar": ("tensorgrad.scalar", None),
+    # moving models out (optional extras, imported by these modules on first use)
+    "onnx": ("tensorgrad.onnx", None),
+    "safetensors": ("tensorgrad.safetensors", None),
+    "utils": ("tensorgrad.utils", None),
     "func": ("tensorgrad.func", None),
     "gradcheck": ("tensorgrad.autograd.finite_differences", "gradcheck"),
     "gradgradcheck": ("tensorgrad.autograd.finite_differences", "gradgradcheck"),
@@ -166,7 +170,6 @@ _LAZY = {
     "distributions": ("tensorgrad.compat.unsupported", "distributions"),
     "special": ("tensorgrad.compat.unsupported", "special"),
     "hub": ("tensorgrad.compat.unsupported", "hub"),
-    "onnx": ("tensorgrad.compat.unsupported", "onnx"),
     "quantization": ("tensorgrad.compat.unsupported", "quantization"),
     "mps": ("tensorgrad.compat.unsupported", "mps"),
     "xpu": ("tensorgrad.compat.unsupported", "xpu"),

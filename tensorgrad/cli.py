@@ -1,4 +1,4 @@
-"""The ``tensorgrad`` command: ``train``, ``evaluate`` and ``explain``.
+"""The ``tensorgrad`` command: ``train``, ``evaluate``, ``export`` and ``explain``.
 
 Each sub-command lives in its own module, which exposes ``register(subparsers)``: it adds its
 parser and sets ``func(args) -> int`` as the parser's default. Modules are imported only when
@@ -12,13 +12,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = ("tensorgrad.training", "tensorgrad.explain")
+COMMAND_MODULES = ("tensorgrad.training", "tensorgrad.training.export", "tensorgrad.explain")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tensorgrad",
-        description="A small tensor autograd framework: train, evaluate, explain.",
+        description="A small tensor autograd framework: train, evaluate, export, explain.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True

@@ -368,3 +368,26 @@ def load(path: PathLike) -> Any:
         return _decode(meta["root"], arrays)
     except (KeyError, IndexError, TypeError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{path}: corrupt checkpoint structure ({exc!r})") from exc
+
+
+def write_atomically(path: PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` as :func:`save` writes checkpoints: into a hidden temporary
+    file beside it, synced and renamed over it, so that a failure leaves the old file (for the
+    other formats tensorgrad writes: safetensors, ONNX)."""
+    path = os.fspath(path)
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "cannot save: the target is a directory", path)
+    fd, temporary = _create_temporary(target)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _sync_directory(os.path.dirname(target))
+    _remove_stale_temporaries(target)

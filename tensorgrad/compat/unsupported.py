@@ -31,7 +31,6 @@ FEATURES = {
     "distributions": "probability distributions",
     "special": "special functions",
     "hub": "model downloads",
-    "onnx": "ONNX export",
     "quantization": "quantization",
     "mps": "Apple's Metal backend (tensorgrad runs on the CPU only)",
     "xpu": "Intel GPUs (tensorgrad runs on the CPU only)",

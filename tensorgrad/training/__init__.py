@@ -13,7 +13,9 @@ Which file to open for which change:
 - ``parallel.py``: the seam for data-parallel runs (rank, batch sharding, main-process I/O);
 - ``signals.py``: turning SIGINT/SIGTERM into a clean stop;
 - ``report.py``: the progress bar, the epoch lines, the confusion matrix, the plot;
-- ``evaluate.py``: ``tensorgrad evaluate`` and reading ``--save`` files;
+- ``evaluate.py``: ``tensorgrad evaluate``, writing and reading ``--save`` files (``tg.save``
+  or safetensors);
+- ``export.py``: ``tensorgrad export``, a trained classifier as ONNX;
 - ``commands.py``: the ``train`` and ``evaluate`` command-line options, their checks and exit
   statuses (``tensorgrad/cli.py``, the ``tensorgrad`` command itself, gathers the commands).
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from tensorgrad.training.models import MODELS
 from tensorgrad.training.recipe import DATASETS, OPTIMIZERS, Recipe, option_name
-from tensorgrad.training.report import PLOT_FORMATS, matplotlib_missing
+from tensorgrad.training.report import PLOT_FORMATS, matplotlib_missing, tensorboard_missing
 
 
 # ----------------------------------------------------------------------------- option types
@@ -88,6 +88,34 @@ def _output(path: str) -> str:
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return path
+
+
+def _model_file(path: str) -> str:
+    """--save: a tg.save file, or safetensors for a name ending in .safetensors."""
+    from tensorgrad.training.evaluate import is_safetensors
+
+    if is_safetensors(path) and _missing("safetensors"):
+        raise argparse.ArgumentTypeError(
+            "a .safetensors model needs the safetensors package: "
+            "pip install 'tensorgrad[safetensors]'"
+        )
+    return _output(path)
+
+
+def _log_dir(path: str) -> str:
+    if not path or os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"expected a directory for the logs, got {path!r}")
+    if tensorboard_missing():
+        raise argparse.ArgumentTypeError(
+            "the TensorBoard logs need tensorboard: pip install 'tensorgrad[tensorboard]'"
+        )
+    return os.path.abspath(path)
+
+
+def _missing(package: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(package) is None
 
 
 def _image(path: str) -> str:
@@ -205,9 +233,16 @@ def _add_outputs(parser: argparse.ArgumentParser) -> None:
 
     output(
         "--save",
-        "write the trained model (weights and configuration) here",
+        "write the trained model (weights and configuration) here; a name ending in "
+        ".safetensors writes safetensors (for PyTorch and friends; needs the safetensors extra)",
         metavar="FILE",
-        type=_output,
+        type=_model_file,
+    )
+    output(
+        "--tensorboard",
+        "write TensorBoard logs (loss, accuracy and learning rate per step) into this directory",
+        metavar="DIR",
+        type=_log_dir,
     )
     output(
         "--plot",
@@ -270,17 +305,19 @@ def _plan(args: argparse.Namespace) -> tuple[Recipe, dict[str, Any], Any]:
     if args.resume is not None:
         saved = ckpt.read(args.resume)
         recipe_values = saved.recipe.to_dict()
-        outputs = {k: saved.outputs.get(k) for k in ("save", "plot", "checkpoint_every")}
+        kept = ("save", "plot", "checkpoint_every", "tensorboard")
+        outputs = {k: saved.outputs.get(k) for k in kept}
         outputs["checkpoint"] = args.resume
     else:
         recipe_values = Recipe.for_model(given.get("model", Recipe.model)).to_dict()
-        outputs = {"save": None, "plot": None, "checkpoint": None, "checkpoint_every": 0}
+        outputs = {"save": None, "plot": None, "checkpoint": None, "checkpoint_every": 0,
+                   "tensorboard": None}  # fmt: skip
     for name in _RECIPE_OPTIONS:
         if name in given:
             recipe_values[name] = given[name]
     if "no_download" in given:
         recipe_values["download"] = False
-    for name in ("save", "plot", "checkpoint", "checkpoint_every"):
+    for name in ("save", "plot", "checkpoint", "checkpoint_every", "tensorboard"):
         if name in given:
             outputs[name] = given[name]
     recipe = Recipe.from_dict(recipe_values)
@@ -372,6 +409,7 @@ def _train_in(world: Any, args: argparse.Namespace) -> int:
             resume=saved,
             detect_anomaly=args.detect_anomaly,
             world=world,
+            tensorboard=outputs["tensorboard"],
         )
     except TrainingStopped as stop:
         if world.is_main:

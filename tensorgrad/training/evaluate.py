@@ -7,7 +7,9 @@ rebuilds the model through the registry of :mod:`tensorgrad.training.models`.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
 from typing import Any, TextIO
 
@@ -62,13 +64,55 @@ _CONFIG_CHECKS = {
 }
 
 
+#: ``--save`` files whose name ends so are safetensors files (weights for PyTorch and the rest
+#: of the ecosystem; the configuration is a JSON string in their metadata, under CONFIG_KEY)
+SAFETENSORS_SUFFIX = ".safetensors"
+CONFIG_KEY = "tensorgrad.config"
+
+
+def is_safetensors(path: str | os.PathLike) -> bool:
+    return os.fspath(path).lower().endswith(SAFETENSORS_SUFFIX)
+
+
+def write_model_file(path: str, weights: dict[str, Any], config: dict[str, Any]) -> None:
+    """What ``--save`` writes: a ``tg.save`` file ``{"model": weights, "config": config}``,
+    or, for a ``.safetensors`` name, the weights with the configuration in the metadata."""
+    if is_safetensors(path):
+        from tensorgrad.safetensors import save_file
+
+        save_file(weights, path, metadata={CONFIG_KEY: json.dumps(config, default=float)})
+    else:
+        tg.save({"model": weights, "config": config}, path)
+
+
+def _read_state(path: str) -> Any:
+    """The ``{"model": ..., "config": ...}`` of a model file, whichever its format."""
+    if not is_safetensors(path):
+        return tg.load(path)
+    from tensorgrad.safetensors import read
+
+    weights, metadata = read(path)
+    if CONFIG_KEY not in metadata:
+        raise CheckpointError(
+            f"{path}: a safetensors file without tensorgrad's model config (it was not written "
+            "by `tensorgrad train --save`); load its weights with "
+            "tensorgrad.safetensors.load_file into the model you build"
+        )
+    try:
+        config = json.loads(metadata[CONFIG_KEY])
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: its model config is not valid JSON ({exc})") from None
+    return {"model": weights, "config": config}
+
+
 def read_model_file(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(weights, config)`` from a ``--save`` file or a training checkpoint, with the
-    configuration checked: ``CheckpointError`` names the file and the problem."""
+    """``(weights, config)`` from a ``--save`` file (``tg.save`` or safetensors) or a training
+    checkpoint, with the configuration checked: ``CheckpointError`` names the file and the
+    problem."""
     from tensorgrad.training.checkpoint import KIND
     from tensorgrad.training.models import MODELS
 
-    state = tg.load(path)
+    state = _read_state(path)
     if not isinstance(state, dict) or not isinstance(state.get("model"), dict):
         raise CheckpointError(
             f"{path}: not a model written by `tensorgrad train --save` or --checkpoint "

@@ -29,7 +29,7 @@ from tensorgrad.training.data import (
     random_shift,
     shift_generator,
 )
-from tensorgrad.training.evaluate import evaluate_arrays
+from tensorgrad.training.evaluate import evaluate_arrays, write_model_file
 from tensorgrad.training.models import (
     ModelSpec,
     build_optimizer,
@@ -39,7 +39,7 @@ from tensorgrad.training.models import (
 )
 from tensorgrad.training.parallel import SINGLE_PROCESS, BatchSplitError, World, split_problem
 from tensorgrad.training.recipe import Recipe, resume_differences
-from tensorgrad.training.report import Reporter, plot_history
+from tensorgrad.training.report import NO_LOG, Reporter, TensorBoardLog, plot_history
 from tensorgrad.training.signals import EXIT_STATUS, GracefulStop
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ class Run:
         world.own_random_stream(recipe.seed)
         self.stop_agreed: int | None = None
         self.rank_random_states: list[Any] | None = None
+        self.board: TensorBoardLog = NO_LOG  # --tensorboard's log (main process), set by train
 
     # ----------------------------------------------------------------- description
     def model_settings(self) -> dict[str, Any]:
@@ -260,10 +261,12 @@ class Run:
         started = time.perf_counter()
         try:
             for x, y in self._batches():
+                lr = self.optimizer.param_groups[0]["lr"]  # the rate this step uses
                 loss, correct, n = self._step(self._augmented(x), y, stop)
                 p.loss_sum, p.correct, p.seen = p.loss_sum + loss, p.correct + correct, p.seen + n
                 p.batch += 1
                 p.step += 1
+                self.board.step(p.step, loss / max(n, 1), correct / max(n, 1), lr)
                 bar.update(p.seen, p.loss_sum / max(p.seen, 1))
                 if p.batch == spe:
                     break  # the end of the epoch checkpoints (and stops) after evaluating
@@ -403,6 +406,7 @@ class Run:
         p.history.append(row)
         p.train_seconds += p.seconds
         self.reporter.epoch(row, self.recipe.epochs)
+        self.board.epoch(row, p.step)
         p.epoch += 1
         p.batch = 0
         p.loader_state = self.loader.generator.bit_generator.state
@@ -466,6 +470,7 @@ def train(
     dataset: LoadedDataset | None = None,
     hooks: Hooks | None = None,
     world: World = SINGLE_PROCESS,
+    tensorboard: str | None = None,
 ) -> dict[str, Any]:
     """Train as ``recipe`` says; print progress to ``out``; return the final metrics.
 
@@ -480,6 +485,11 @@ def train(
     data-parallel run: every rank calls ``train`` with the same arguments, ``recipe.batch_size``
     is the global batch (it must divide by the number of ranks), and rank 0 alone prints and
     writes files.
+
+    ``tensorboard`` writes TensorBoard logs into that directory (main process): per step
+    ``train/loss``, ``train/accuracy`` (of the batch) and ``train/lr``, per epoch
+    ``test/loss`` and ``test/accuracy``; a resumed run hides the steps logged after its
+    checkpoint.
     """
     out = out or sys.stdout
     recipe.check()
@@ -512,7 +522,7 @@ def train(
         raise
     world.agree(None)
     outputs = {"save": save, "plot": plot, "checkpoint": checkpoint,
-               "checkpoint_every": checkpoint_every}  # fmt: skip
+               "checkpoint_every": checkpoint_every, "tensorboard": tensorboard}  # fmt: skip
     quiet = None if world.is_main else io.StringIO()  # signals are announced by rank 0 only
     with GracefulStop(enabled=bool(checkpoint), stream=quiet) as stop:  # a signal checkpoints
         run = Run(recipe, data, spec, reporter=reporter, outputs=outputs, world=world,
@@ -520,7 +530,12 @@ def train(
         reporter.say(run.describe())
         if saved is not None:
             _restore(run, saved, notes)
-        run.fit(stop)
+        if tensorboard and world.is_main:
+            run.board = TensorBoardLog(tensorboard, run.progress.step)
+        try:
+            run.fit(stop)
+        finally:
+            run.board.close()
     _finish(run, save, plot)
     return run.result()
 
@@ -600,7 +615,7 @@ def _finish(run: Run, save: str | None, plot: str | None) -> None:
     if run.world.is_main:
         try:
             if save:
-                tg.save({"model": run.model.state_dict(), "config": run.model_config()}, save)
+                write_model_file(save, run.model.state_dict(), run.model_config())
                 run.reporter.say(f"saved the model to {save}")
             if plot:
                 plot_history(history, plot, run.data.name)

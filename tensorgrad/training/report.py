@@ -65,6 +65,44 @@ class Reporter:
         )
 
 
+class TensorBoardLog:
+    """``--tensorboard DIR``: per step ``train/loss``, ``train/accuracy`` (the batch's) and
+    ``train/lr`` (the rate the step used), per epoch ``test/loss`` and ``test/accuracy``, by
+    ``tensorgrad.utils.tensorboard.SummaryWriter``. A run resumed after step S (its
+    checkpoint's) purges what an earlier run logged after S: those steps are logged again."""
+
+    def __init__(self, log_dir: str | None, start_step: int = 0) -> None:
+        self.writer = None
+        if log_dir:
+            from tensorgrad.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir, purge_step=start_step + 1 if start_step else None)
+
+    def step(self, step: int, loss: float, accuracy: float, lr: float) -> None:
+        if self.writer is not None:
+            self.writer.add_scalar("train/loss", loss, step)
+            self.writer.add_scalar("train/accuracy", accuracy, step)
+            self.writer.add_scalar("train/lr", lr, step)
+
+    def epoch(self, row: dict[str, Any], step: int) -> None:
+        if self.writer is not None:
+            self.writer.add_scalar("test/loss", row["test_loss"], step)
+            self.writer.add_scalar("test/accuracy", row["test_acc"], step)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+NO_LOG = TensorBoardLog(None)  #: the log of a run without --tensorboard: nothing
+
+
+def tensorboard_missing() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tensorboard") is None
+
+
 def confusion_matrix(labels: np.ndarray, predicted: np.ndarray, num_classes: int) -> np.ndarray:
     """Counts of (true class, predicted class) pairs."""
     matrix = np.zeros((num_classes, num_classes), dtype=np.int64)

@@ -1,0 +1,430 @@
+"""Each tensorgrad op as ONNX nodes: one small function per op, looked up by the op's exact
+type (a subclass may compute something else, so it needs its own entry).
+
+A converter takes a :class:`~tensorgrad.onnx.graph.NodeInfo` (the op with its settings, the
+raw input and output arrays, the inputs' value names) and returns the name of the value that
+holds the op's output. Where ONNX has the same operator the mapping is one node; otherwise
+the converter composes exactly what the op's ``forward`` computes (GELU from Erf or Tanh,
+normalisation from ReduceMean). Settings with no faithful ONNX form are refused by name.
+
+Fused ops are taken apart again: ``linear_chain`` (runs of Linear and ReLU layers in
+``Sequential``) becomes Gemm and Relu nodes, ``conv2d_relu`` and ``conv2d_relu_max_pool2d``
+become Conv, Relu and MaxPool.
+
+Not mapped yet (refused by name): losses, indexing with integer arrays or masks (an embedding
+lookup's indices are held by the op, not recorded as a graph value, so they would be frozen
+into the file), and the ops the sequence models (GPT, LSTM) are bringing; each needs an entry
+here, and the GPT's embedding a recorded index, before those models export.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import ops
+from tensorgrad.onnx.graph import NodeInfo, elem_type
+from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
+
+Converter = Callable[[NodeInfo], str]
+CONVERTERS: dict[type, Converter] = {}
+
+
+def converts(*op_types: type) -> Callable[[Converter], Converter]:
+    def register(function: Converter) -> Converter:
+        for op_type in op_types:
+            CONVERTERS[op_type] = function
+        return function
+
+    return register
+
+
+def _same(onnx_type: str) -> Converter:
+    """A converter to the one ONNX operator that computes the same, on all the inputs."""
+
+    def convert(info: NodeInfo) -> str:
+        return info.add(onnx_type, [info.name(i) for i in range(len(info.arrays))])
+
+    return convert
+
+
+for _op, _onnx in {
+    ops.Add: "Add",
+    ops.Sub: "Sub",
+    ops.Mul: "Mul",
+    ops.Div: "Div",
+    ops.Pow: "Pow",
+    ops.Maximum: "Max",
+    ops.Minimum: "Min",
+    ops.Neg: "Neg",
+    ops.Exp: "Exp",
+    ops.Log: "Log",
+    ops.Sqrt: "Sqrt",
+    ops.Abs: "Abs",
+    ops.Sin: "Sin",
+    ops.Cos: "Cos",
+    ops.Tanh: "Tanh",
+    ops.Erf: "Erf",
+    ops.Sigmoid: "Sigmoid",
+    ops.Relu: "Relu",
+    ops.MatMul: "MatMul",
+    ops.Clone: "Identity",
+}.items():
+    CONVERTERS[_op] = _same(_onnx)
+
+
+# ----------------------------------------------------------------------------- pointwise
+@converts(ops.Log1p)
+def _log1p(info: NodeInfo) -> str:
+    return info.add("Log", [info.add("Add", [info.name(0), info.constant(1.0)])])
+
+
+@converts(ops.Expm1)
+def _expm1(info: NodeInfo) -> str:
+    return info.add("Sub", [info.add("Exp", [info.name(0)]), info.constant(1.0)])
+
+
+@converts(ops.Clip)
+def _clip(info: NodeInfo) -> str:
+    """``minimum(maximum(x, low), high)``, as forward computes it (bounds may be tensors)."""
+    out = info.name(0)
+    if info.arrays[1] is not None:
+        out = info.add("Max", [out, info.name(1)])
+    if len(info.arrays) > 2 and info.arrays[2] is not None:
+        out = info.add("Min", [out, info.name(2)])
+    return out
+
+
+@converts(ops.Where)
+def _where(info: NodeInfo) -> str:
+    cond = info.name(0)
+    if np.asarray(info.arrays[0]).dtype != np.bool_:
+        cond = info.add("Cast", [cond], to=elem_type(info.graph.onnx, np.bool_))
+    return info.add("Where", [cond, info.name(1), info.name(2)])
+
+
+@converts(ops.Cast)
+def _cast(info: NodeInfo) -> str:
+    return info.add("Cast", [info.name(0)], to=elem_type(info.graph.onnx, info.op.dtype))
+
+
+@converts(ops.LeakyRelu)
+def _leaky_relu(info: NodeInfo) -> str:
+    return info.add("LeakyRelu", [info.name(0)], alpha=float(info.op.negative_slope))
+
+
+@converts(ops.Elu)
+def _elu(info: NodeInfo) -> str:
+    return info.add("Elu", [info.name(0)], alpha=float(info.op.alpha))
+
+
+@converts(ops.Softplus)
+def _softplus(info: NodeInfo) -> str:
+    """``x`` where ``βx > threshold``, else ``softplus(βx) / β`` (PyTorch's switch)."""
+    x, beta = info.name(0), info.op.beta
+    z = x if beta == 1 else info.add("Mul", [x, info.constant(beta)])
+    soft = info.add("Softplus", [z])
+    if beta != 1:
+        soft = info.add("Div", [soft, info.constant(beta)])
+    linear = info.add("Greater", [z, info.constant(info.op.threshold)])
+    return info.add("Where", [linear, x, soft])
+
+
+@converts(ops.Silu)
+def _silu(info: NodeInfo) -> str:
+    x = info.name(0)
+    return info.add("Mul", [x, info.add("Sigmoid", [x])])
+
+
+@converts(ops.Gelu)
+def _gelu(info: NodeInfo) -> str:
+    """``0.5 x (1 + erf(x / √2))``, or with ``tanh(√(2/π) (x + 0.044715 x³))``: the forward's
+    own formula (ONNX's Gelu operator needs opset 20)."""
+    x = info.name(0)
+    if info.op.approximate == "tanh":
+        cube = info.add("Mul", [info.add("Mul", [x, x]), x])
+        inner = info.add("Add", [x, info.add("Mul", [cube, info.constant(0.044715)])])
+        scaled = info.add("Mul", [inner, info.constant(math.sqrt(2 / math.pi))])
+        curve = info.add("Tanh", [scaled])
+    else:
+        curve = info.add("Erf", [info.add("Mul", [x, info.constant(1 / math.sqrt(2))])])
+    half = info.add("Mul", [x, info.constant(0.5)])
+    return info.add("Mul", [half, info.add("Add", [curve, info.constant(1.0)])])
+
+
+@converts(ops.Softmax)
+def _softmax(info: NodeInfo) -> str:
+    return info.add("Softmax", [info.name(0)], axis=int(info.op.axis))
+
+
+@converts(ops.LogSoftmax)
+def _log_softmax(info: NodeInfo) -> str:
+    return info.add("LogSoftmax", [info.name(0)], axis=int(info.op.axis))
+
+
+# ----------------------------------------------------------------------------- linear layers
+def _linear(info: NodeInfo, x: str, x_ndim: int, weight: str, bias: str | None) -> str:
+    """``x @ weight.T + bias``: Gemm for a matrix, MatMul (and Add) otherwise."""
+    if x_ndim == 2:
+        return info.add("Gemm", [x, weight] + ([bias] if bias else []), transB=1)
+    out = info.add("MatMul", [x, info.add("Transpose", [weight], perm=[1, 0])])
+    return info.add("Add", [out, bias]) if bias else out
+
+
+@converts(ops.Linear)
+def _linear_op(info: NodeInfo) -> str:
+    bias = info.name(2) if len(info.arrays) > 2 and info.arrays[2] is not None else None
+    return _linear(info, info.name(0), np.ndim(info.arrays[0]), info.name(1), bias)
+
+
+@converts(ops.LinearChain)
+def _linear_chain(info: NodeInfo) -> str:
+    x, ndim = info.name(0), np.ndim(info.arrays[0])
+    for relu, w, b in info.op.layout:
+        if relu:
+            x = info.add("Relu", [x])
+        else:
+            x = _linear(info, x, ndim, info.name(w + 1), None if b is None else info.name(b + 1))
+    return x
+
+
+# ----------------------------------------------------------------------------- convolution
+@converts(ops.Conv2d, Conv2dRelu, Conv2dReluMaxPool)
+def _conv2d(info: NodeInfo) -> str:
+    op = info.op
+    weight_shape = np.shape(info.arrays[1])
+    (top, bottom), (left, right) = op.padding
+    inputs = [info.name(0), info.name(1)]
+    if len(info.arrays) > 2 and info.arrays[2] is not None:
+        inputs.append(info.name(2))
+    out = info.add(
+        "Conv",
+        inputs,
+        kernel_shape=list(weight_shape[2:]),
+        strides=list(op.stride),
+        dilations=list(op.dilation),
+        pads=[top, left, bottom, right],
+        group=op.groups,
+    )
+    if op.relu:
+        out = info.add("Relu", [out])
+    if op.pool:
+        out = info.add("MaxPool", [out], kernel_shape=list(op.pool), strides=list(op.pool))
+    return out
+
+
+def _pool_attributes(op: Any) -> dict[str, Any]:
+    ph, pw = op.padding
+    return {
+        "kernel_shape": list(op.kernel),
+        "strides": list(op.stride),
+        "pads": [ph, pw, ph, pw],
+        "ceil_mode": int(op.ceil_mode),
+    }
+
+
+@converts(ops.MaxPool2d)
+def _max_pool(info: NodeInfo) -> str:
+    if info.op.return_indices:
+        raise info.refuse("with return_indices=True has no ONNX mapping here")
+    attributes = _pool_attributes(info.op)
+    if info.op.dilation != (1, 1):
+        attributes["dilations"] = list(info.op.dilation)
+    return info.add("MaxPool", [info.name(0)], **attributes)
+
+
+@converts(ops.AvgPool2d)
+def _avg_pool(info: NodeInfo) -> str:
+    if info.op.divisor_override is not None:
+        raise info.refuse("with divisor_override has no ONNX mapping")
+    attributes = _pool_attributes(info.op)
+    attributes["count_include_pad"] = int(info.op.count_include_pad)
+    return info.add("AveragePool", [info.name(0)], **attributes)
+
+
+@converts(ops.AdaptiveAvgPool2d)
+def _adaptive_avg_pool(info: NodeInfo) -> str:
+    (h, w), (oh, ow) = np.shape(info.arrays[0])[-2:], np.shape(info.output)[-2:]
+    if (oh, ow) == (1, 1):
+        return info.add("GlobalAveragePool", [info.name(0)])
+    if h % oh or w % ow:
+        raise info.refuse(
+            f"from {h}x{w} to {oh}x{ow} (sizes that do not divide) has no ONNX mapping"
+        )
+    kernel = [h // oh, w // ow]
+    return info.add("AveragePool", [info.name(0)], kernel_shape=kernel, strides=kernel)
+
+
+@converts(ops.ConstantPad)
+def _pad(info: NodeInfo) -> str:
+    ndim = np.ndim(info.arrays[0])
+    begins, ends = [0] * ndim, [0] * ndim
+    for k in range(len(info.op.pad) // 2):
+        begins[ndim - 1 - k], ends[ndim - 1 - k] = info.op.pad[2 * k], info.op.pad[2 * k + 1]
+    value = info.constant(np.asarray(info.op.value, info.output.dtype))
+    return info.add("Pad", [info.name(0), info.ints(begins + ends), value], mode="constant")
+
+
+# ----------------------------------------------------------------------------- shapes
+@converts(ops.Reshape)
+def _reshape(info: NodeInfo) -> str:
+    """The recorded (concrete) shape; for a value that depends on the graph's input, its
+    first axis is copied from the input (0) when it was the input's first axis, and left to
+    ONNX (-1) otherwise, so that a dynamic batch size goes through (flatten, (B·T, C))."""
+    target = list(np.shape(info.output))
+    source = np.shape(info.arrays[0])
+    if info.dependent[0] and target and source:
+        target[0] = 0 if target[0] == source[0] else -1
+        if target[0] == -1 and -1 in target[1:]:
+            raise info.refuse(f"from {source} to {tuple(target)} cannot follow a dynamic batch")
+    return info.add("Reshape", [info.name(0), info.ints(target)])
+
+
+@converts(ops.Transpose)
+def _transpose(info: NodeInfo) -> str:
+    ndim = np.ndim(info.arrays[0])
+    axes = info.op.axes
+    perm = list(range(ndim))[::-1] if axes is None else [a % ndim for a in axes]
+    return info.add("Transpose", [info.name(0)], perm=perm)
+
+
+@converts(ops.BroadcastTo)
+def _broadcast_to(info: NodeInfo) -> str:
+    """Expand: axes the input already has at full size are given as 1 (ONNX's Expand keeps
+    the input's size there), so that a dynamic batch goes through."""
+    target = list(np.shape(info.output))
+    source = (1,) * (len(target) - np.ndim(info.arrays[0])) + tuple(np.shape(info.arrays[0]))
+    shape = [1 if s == t else t for s, t in zip(source, target)]
+    return info.add("Expand", [info.name(0), info.ints(shape)])
+
+
+@converts(ops.Concatenate)
+def _concatenate(info: NodeInfo) -> str:
+    return info.add("Concat", [info.name(i) for i in range(len(info.arrays))], axis=info.op.axis)
+
+
+@converts(ops.Stack)
+def _stack(info: NodeInfo) -> str:
+    axis = info.ints([info.op.axis])
+    parts = [info.add("Unsqueeze", [info.name(i), axis]) for i in range(len(info.arrays))]
+    return info.add("Concat", parts, axis=info.op.axis)
+
+
+_INT64_MAX, _INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+
+
+@converts(ops.GetItem)
+def _getitem(info: NodeInfo) -> str:
+    """Basic indexing (ints, slices of any step, None, Ellipsis) as Slice, Gather and
+    Unsqueeze, with Python's own bounds (negative ones and None kept as such, which ONNX's
+    Slice reads as Python does), so that a dynamic batch goes through. Integer-array and mask
+    indices (embedding lookups among them) are refused: their index is not a graph value."""
+    index = info.op.index
+    if not ops.is_basic_index(index):
+        raise info.refuse("with an array or mask index has no ONNX mapping yet")
+    parts = list(index) if isinstance(index, tuple) else [index]
+    ndim = np.ndim(info.arrays[0])
+    real = sum(1 for p in parts if p is not None and p is not Ellipsis)
+    if Ellipsis in parts:
+        at = parts.index(Ellipsis)
+        parts[at : at + 1] = [slice(None)] * (ndim - real)
+    else:
+        parts += [slice(None)] * (ndim - real)
+    slices, picks, new_axes = [], [], []
+    axis = position = 0  # the input's axis, the output's
+    for part in parts:
+        if part is None:
+            new_axes.append(position)
+            position += 1
+        elif isinstance(part, slice):
+            if part != slice(None):
+                slices.append((axis, part))
+            axis, position = axis + 1, position + 1
+        else:
+            picks.append((axis, int(part)))
+            axis += 1
+    out = info.name(0)
+    if slices:
+        starts, ends, steps = [], [], []
+        for _, part in slices:
+            step = 1 if part.step is None else int(part.step)
+            starts.append((0 if step > 0 else -1) if part.start is None else int(part.start))
+            end = _INT64_MAX if step > 0 else _INT64_MIN
+            ends.append(end if part.stop is None else int(part.stop))
+            steps.append(step)
+        axes = [a for a, _ in slices]
+        out = info.add(
+            "Slice", [out, info.ints(starts), info.ints(ends), info.ints(axes), info.ints(steps)]
+        )
+    for axis, pick in reversed(picks):  # the last axis first: the others keep their place
+        out = info.add("Gather", [out, info.constant(np.asarray(pick, np.int64))], axis=axis)
+    if new_axes:
+        out = info.add("Unsqueeze", [out, info.ints(new_axes)])
+    return out
+
+
+@converts(ops.Gather)
+def _gather(info: NodeInfo) -> str:
+    index = info.constant(np.asarray(info.op.index, np.int64))
+    return info.add("GatherElements", [info.name(0), index], axis=int(info.op.axis))
+
+
+# ----------------------------------------------------------------------------- reductions
+def _reduce(info: NodeInfo, onnx_type: str, x: str, axes: tuple[int, ...], keepdims: bool):
+    """A Reduce* node over ``axes`` (as an input from the opset that moved it there)."""
+    if not axes:
+        return info.add("Identity", [x])
+    moved = 13 if onnx_type == "ReduceSum" else 18
+    if info.opset >= moved:
+        return info.add(onnx_type, [x, info.ints(list(axes))], keepdims=int(keepdims))
+    return info.add(onnx_type, [x], axes=list(axes), keepdims=int(keepdims))
+
+
+def _reduction(onnx_type: str) -> Converter:
+    def convert(info: NodeInfo) -> str:
+        return _reduce(info, onnx_type, info.name(0), info.op.axes, info.op.keepdims)
+
+    return convert
+
+
+for _op, _onnx in {
+    ops.Sum: "ReduceSum",
+    ops.Mean: "ReduceMean",
+    ops.Max: "ReduceMax",
+    ops.Min: "ReduceMin",
+    ops.LogSumExp: "ReduceLogSumExp",
+}.items():
+    CONVERTERS[_op] = _reduction(_onnx)
+
+
+@converts(ops.Var, ops.Std)
+def _variance(info: NodeInfo) -> str:
+    """``sum((x − mean)²) / (n − correction)``, and its square root for ``std``."""
+    x, axes, op = info.name(0), info.op.axes, info.op
+    count = int(np.prod([np.shape(info.arrays[0])[a] for a in axes], dtype=np.int64))
+    if info.dynamic_batch and info.dependent[0] and 0 in axes:
+        raise info.refuse("over the batch axis cannot follow a dynamic batch")
+    centered = info.add("Sub", [x, _reduce(info, "ReduceMean", x, axes, True)])
+    total = _reduce(info, "ReduceSum", info.add("Mul", [centered, centered]), axes, op.keepdims)
+    out = info.add("Div", [total, info.constant(max(count - op.correction, 0))])
+    return info.add("Sqrt", [out]) if isinstance(op, ops.Std) else out
+
+
+@converts(ops.Normalize)
+def _normalize(info: NodeInfo) -> str:
+    """``(x − mean) / sqrt(var + eps)`` over the op's axes, in the forward's own steps (ONNX
+    Runtime fuses the pattern into its LayerNormalization kernel when the axes trail)."""
+    x, axes = info.name(0), info.op.axes
+    centered = info.add("Sub", [x, _reduce(info, "ReduceMean", x, axes, True)])
+    var = _reduce(info, "ReduceMean", info.add("Mul", [centered, centered]), axes, True)
+    std = info.add("Sqrt", [info.add("Add", [var, info.constant(info.op.eps)])])
+    return info.add("Mul", [centered, info.add("Reciprocal", [std])])
+
+
+@converts(ops.Cumsum)
+def _cumsum(info: NodeInfo) -> str:
+    axis = info.constant(np.asarray(info.op.axis % np.ndim(info.arrays[0]), np.int64))
+    return info.add("CumSum", [info.name(0), axis])
