@@ -183,6 +183,26 @@ _LAZY = {
 }
 
 
+def _at_pytorchs_paths() -> None:
+    """The PyTorch shims of ``compat/`` (a few small modules) under PyTorch's names too:
+    ``tensorgrad.cuda``, ``tensorgrad.accelerator`` and ``tensorgrad.backends`` (with
+    ``.cudnn`` and the rest) are those modules themselves, so ``import torch.backends.cudnn``
+    ports as written and a switch set through either path is the same switch."""
+    import sys
+
+    from tensorgrad.compat import accelerator as _accelerator
+    from tensorgrad.compat import backends as _backends
+    from tensorgrad.compat import cuda as _cuda
+
+    for name, module in (("cuda", _cuda), ("accelerator", _accelerator), ("backends", _backends)):
+        sys.modules[f"{__name__}.{name}"] = module
+    for name in _backends.__all__:
+        sys.modules[f"{__name__}.backends.{name}"] = getattr(_backends, name)
+
+
+_at_pytorchs_paths()
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         module_name, attribute = _LAZY[name]

@@ -12,9 +12,9 @@ docs/porting.md):
 ``unsupported.py``    ``torch.complex64``, ``torch.compile``, ...: errors that name them
 ====================  ======================================================================
 
-Ported code reaches them at PyTorch's paths: ``tg.cuda``, ``tg.accelerator`` and
-``tg.backends`` load them on first use, and ``tensorgrad/cuda.py``, ``accelerator.py`` and
-``backends.py`` are aliases (the same module objects) so that ``import tensorgrad.cuda`` and
-``from tensorgrad.backends import cudnn`` port as written. Nothing here is imported by
-``import tensorgrad``.
+Ported code reaches them at PyTorch's paths: ``import tensorgrad`` registers ``cuda``,
+``accelerator`` and ``backends`` (with its submodules) as ``tensorgrad.cuda``,
+``tensorgrad.accelerator`` and ``tensorgrad.backends`` (the same module objects, a few small
+modules), so that ``import tensorgrad.cuda`` and ``from tensorgrad.backends import cudnn``
+port as written. ``unsupported`` loads on first use of a name it answers.
 """
