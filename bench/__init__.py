@@ -4,12 +4,13 @@ Each section is a module with ``run(args) -> str`` returning Markdown: ``mlp`` (
 inference against NumPy by hand and PyTorch), ``ops`` (per-op overhead and throughput),
 ``cnn`` (PyTorch's MNIST convolutional net against PyTorch and NumPy by hand), ``scalar``
 (the scalar engine), ``memory`` (peak and steady-state memory), ``loader`` (items per
-second through the DataLoader) and, when mpi4py is installed, ``distributed``
+second through the DataLoader), ``func`` (``tg.func``: per-sample gradients, a JVP's cost,
+jacfwd against jacrev) and, when mpi4py is installed, ``distributed``
 (data-parallel training on two MPI ranks).
 """
 
 import importlib.util
 
-SECTIONS = ("mlp", "cnn", "ops", "scalar", "memory", "loader")
+SECTIONS = ("mlp", "cnn", "ops", "scalar", "memory", "loader", "func")
 if importlib.util.find_spec("mpi4py") is not None:  # found without starting MPI
     SECTIONS += ("distributed",)

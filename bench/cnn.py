@@ -255,13 +255,13 @@ class TensorgradOneThread(TensorgradCNN):
     name = "tensorgrad, 1 thread"
 
     def _alone(self, method, *args):
-        from tensorgrad.ops import parallel
+        from tensorgrad._native import threads
 
-        threads, parallel.THREADS = parallel.THREADS, 1
+        before, threads.THREADS = threads.THREADS, 1
         try:
             return method(*args)
         finally:
-            parallel.THREADS = threads
+            threads.THREADS = before
 
     def forward(self, x):
         return self._alone(super().forward, x)
@@ -543,9 +543,9 @@ def memory_table(batch_size: int, steps: int) -> str:
 def _same_threads() -> None:
     """tensorgrad's own threads, as many as NumPy's BLAS has (and PyTorch): with
     ``--threads 1`` every implementation runs on one core."""
-    from tensorgrad.ops import parallel
+    from tensorgrad._native import threads
 
-    parallel.THREADS = min(parallel.THREADS, common.blas()[1])
+    threads.THREADS = min(threads.THREADS, common.blas()[1])
 
 
 def run(args: argparse.Namespace) -> str:
@@ -575,7 +575,7 @@ def run(args: argparse.Namespace) -> str:
             "**Each alone in its own process** (median of "
             f"{alone_rounds} timings each): the interleaved tables above run PyTorch in "
             "tensorgrad's process, where tensorgrad's malloc settings (freed memory kept for "
-            "the next arrays, `array_backend.keep_freed_memory`) make PyTorch faster too; here "
+            "the next arrays, `_native/malloc.py`) make PyTorch faster too; here "
             "PyTorch runs with glibc's malloc as its users get it. One timing after the "
             "other, not interleaved: noisier than the tables above.\n",
             separate_table(sizes, alone_rounds),

@@ -18,6 +18,8 @@ import importlib
 from typing import Any
 
 from tensorgrad import array_backend, autograd
+from tensorgrad._native.malloc import keep_freed_memory as _keep_freed_memory
+from tensorgrad._native.threads import get_num_threads, set_num_threads
 from tensorgrad.array_backend import (
     UnsupportedError,
     bool_,
@@ -107,12 +109,11 @@ from tensorgrad.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from tensorgrad.ops.parallel import get_num_threads, set_num_threads
 from tensorgrad.serialization import load, save
 
 __version__ = "0.1.0"
 
-array_backend.keep_freed_memory()  # speed, process-wide: its docstring says why
+_keep_freed_memory()  # speed, process-wide: tensorgrad/_native/malloc.py says why
 
 float = float32
 double = float64

@@ -5,6 +5,12 @@ The report lists the nodes in topological order with their forward values, then 
 the reverse sweep: for every input of the node being processed, the local derivative, the
 contribution (local x the node's gradient) and the input's gradient after adding it. Where a
 value is used along several paths the contributions add up, and the report says so.
+
+With ``forward=NAME`` (``tensorgrad explain ... --forward x1``) the report also shows forward
+mode, the lecture's forward table: one tangent per node, ``ṫ = Σ local · (operand's
+tangent)``, seeded with ``ẋ1 = 1`` and every other input's tangent 0, computed in the same
+order as the values (``tensorgrad.scalar.forward_tangents``). Its last line is the derivative
+with respect to that one input, which the backward sweep gives for all inputs at once.
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ import ast
 import keyword
 import operator
 import sys
+import unicodedata
 
-from tensorgrad.scalar import Value, topological_order
+from tensorgrad.scalar import Value, forward_tangents, topological_order
 
 FUNCTIONS = ("exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "sqrt", "abs")
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -57,6 +64,20 @@ def explain(expression: str, /, **values: float) -> str:
     the offending construct for anything outside the small language (see ``FUNCTIONS``), and
     the engine's own errors (e.g. ``log`` of a non-positive number) while evaluating.
     """
+    return _explain(expression, values, None)
+
+
+def explain_forward(expression: str, wrt: str, /, **values: float) -> str:
+    """:func:`explain`'s report with forward mode's table too: the tangent of every node
+    with respect to the input ``wrt`` (the lecture's ``v̇i``, line by line), before the
+    backward sweep, and the two modes' answers side by side at the end."""
+    if wrt not in values:
+        known = ", ".join(values) or "none"
+        raise ValueError(f"--forward {wrt}: {wrt} is not one of the variables given ({known})")
+    return _explain(expression, values, wrt)
+
+
+def _explain(expression: str, values: dict[str, float], wrt: str | None) -> str:
     for name in values:
         if name in FUNCTIONS:
             raise ValueError(f"variable name {name!r} is taken by the function {name}()")
@@ -70,7 +91,7 @@ def explain(expression: str, /, **values: float) -> str:
         raise ValueError("the expression is nested too deeply to explain") from None
     if not isinstance(root, Value):
         raise ValueError(f"{expression!r} has no variables: there is nothing to differentiate")
-    return _report(expression, values, builder, root)
+    return _report(expression, values, builder, root, wrt)
 
 
 class _Builder:
@@ -184,7 +205,14 @@ def _term(x: float) -> str:
     return f"({_num(x)})" if x < 0 else _num(x)
 
 
-def _report(expression: str, values: dict[str, float], builder: _Builder, root: Value) -> str:
+def dotted(name: str) -> str:
+    """The tangent's name: a dot over the first letter, as the lecture writes it (ẋ1, ṫ3)."""
+    return unicodedata.normalize("NFC", name[0] + "\u0307") + name[1:]
+
+
+def _report(
+    expression: str, values: dict[str, float], builder: _Builder, root: Value, wrt: str | None
+) -> str:
     order = topological_order(root)
     names = {v: name for name, v in builder.variables.items()}
     for node in order:
@@ -210,6 +238,10 @@ def _report(expression: str, values: dict[str, float], builder: _Builder, root: 
         lines.append(f"  {definition(node):<{width}}  = {_num(node.data):<10} {role}".rstrip())
 
     out = names[root]
+    tangents = None
+    if wrt is not None:
+        tangents = forward_tangents(root, {builder.variables[wrt]: 1.0})
+        lines += ["", *_forward_table(order, builder, names, tangents, wrt, root)]
     lines += ["", f"Backward pass, in reverse order, starting from {out}.grad = 1:"]
     grad: dict[Value, float] = {root: 1.0}  # this sweep's gradients, as backward() keeps them
     for node in reversed(order):
@@ -243,7 +275,96 @@ def _report(expression: str, values: dict[str, float], builder: _Builder, root: 
     for name, variable in builder.variables.items():
         note = "" if variable in grad else f"   ({name} does not appear in the expression)"
         lines.append(f"  d{out}/d{name} = {_num(variable.grad)}{note}")
+    if tangents is not None:
+        lines += [
+            "",
+            f"Forward mode, one sweep per input: d{out}/d{wrt} = {_num(tangents[root])} "
+            "(the backward sweep gave every input's gradient at once, above)",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _forward_table(
+    order: list[Value],
+    builder: _Builder,
+    names: dict[Value, str],
+    tangents: dict[Value, float],
+    wrt: str,
+    root: Value,
+) -> list[str]:
+    """The forward-mode lines: each node's tangent as a formula of its operands' tangents,
+    the same formula with the numbers in, and its value."""
+    others = [n for n in builder.variables if n != wrt]
+    seed = f"{dotted(wrt)} = 1" + "".join(f", {dotted(n)} = 0" for n in others)
+    lines = [f"Forward mode with respect to {wrt}, seeding {seed}, in the same order:"]
+    rows = []
+    for node in order:
+        name = names[node]
+        if node not in builder.forms:
+            rows.append((f"{dotted(name)}", "", "input"))
+            continue
+        op, operands = builder.forms[node]
+        texts = [names[x] if isinstance(x, Value) else _num(x) for x in operands]
+        dots = [dotted(names[x]) if isinstance(x, Value) else None for x in operands]
+        locals_named = [
+            _local_formula(op, texts, i) if isinstance(x, Value) else ""
+            for i, x in enumerate(operands)
+        ]
+        symbolic = _tangent_formula(op, texts, dots, locals_named)
+        values = [_term(x.data) if isinstance(x, Value) else _num(x) for x in operands]
+        dot_values = [_term(tangents[x]) if isinstance(x, Value) else None for x in operands]
+        locals_numbers = [
+            _term(local) for local in node._local_grads
+        ]  # one per Value operand, in order
+        it = iter(locals_numbers)
+        locals_numeric = [next(it) if isinstance(x, Value) else "" for x in operands]
+        numeric = _tangent_formula(op, values, dot_values, locals_numeric)
+        rows.append((f"{dotted(name)} = {symbolic}", numeric, "output" if node is root else ""))
+    width = max(_width(r[0]) for r in rows)
+    for node, (left, numeric, role) in zip(order, rows, strict=True):
+        value = _num(tangents[node])
+        middle = f" = {numeric}" if numeric and numeric != value else ""
+        padding = " " * (width - _width(left))
+        lines.append(f"  {left}{padding}{middle} = {value}   {role}".rstrip())
+    lines.append(f"  d{names[root]}/d{wrt} = {dotted(names[root])} = {_num(tangents[root])}")
+    return lines
+
+
+def _width(text: str) -> int:
+    """Columns on screen: a combining dot takes none."""
+    return sum(not unicodedata.combining(c) for c in text)
+
+
+def _tangent_formula(op: str, args: list[str], dots: list[str | None], local: list[str]) -> str:
+    """The tangent of ``op``'s result from its operands (``args``), their tangents (``dots``,
+    None for a constant) and local derivatives, written as a learner would: ȧ + ḃ,
+    ȧ * b + a * ḃ, ȧ / a for log, cos(a) * ȧ."""
+    live = [i for i, d in enumerate(dots) if d is not None]
+    if op == "+":
+        return " + ".join(dots[i] for i in live)
+    if op == "-":
+        if len(live) == 2:
+            return f"{dots[0]} - {dots[1]}"
+        return dots[0] if live == [0] else f"-{dots[1]}"
+    if op == "neg":
+        return f"-{dots[0]}"
+    if op == "*":
+        if len(live) == 2:
+            return f"{dots[0]} * {args[1]} + {args[0]} * {dots[1]}"
+        i = live[0]
+        return f"{args[1 - i]} * {dots[i]}"
+    if op == "/":
+        if len(live) == 2:
+            return f"{dots[0]} / {args[1]} - {args[0]} * {dots[1]} / {args[1]}**2"
+        if live == [0]:
+            return f"{dots[0]} / {args[1]}"
+        return f"-{args[0]} * {dots[1]} / {args[1]}**2"
+    if op == "log":
+        return f"{dots[0]} / {args[0]}"
+    factor = local[0]
+    if " " in factor:
+        factor = f"({factor})"
+    return f"{factor} * {dots[0]}"
 
 
 def _form_text(op: str, args: list[str]) -> str:
@@ -300,6 +421,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("expression", help='the expression, e.g. "a*b*a" or "tanh(w*x + b)"')
     parser.add_argument("values", nargs="*", metavar="NAME=VALUE", help="e.g. a=2 b=-3.5")
+    parser.add_argument(
+        "--forward",
+        metavar="NAME",
+        default=None,
+        help="also show forward mode: every node's tangent with respect to the input NAME, "
+        "line by line (the lecture's forward table)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -307,7 +435,11 @@ def run(args: argparse.Namespace) -> int:
     """The ``explain`` command: print the report, or a one-line error and return 2."""
     try:
         values = parse_values(args.values)
-        report = explain(args.expression, **values)
+        wrt = getattr(args, "forward", None)
+        if wrt is None:
+            report = explain(args.expression, **values)
+        else:
+            report = explain_forward(args.expression, wrt, **values)
     except (ValueError, ArithmeticError) as exc:
         print(f"tensorgrad explain: error: {exc}", file=sys.stderr)
         return 2

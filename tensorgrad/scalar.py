@@ -405,3 +405,132 @@ class MLP(Module):
 
     def parameters(self) -> list[Value]:
         return [p for layer in self.layers for p in layer.parameters()]
+
+
+# -- forward mode: dual numbers ---------------------------------------------------------------
+
+
+class Dual:
+    """A dual number ``value + tangent·ε`` (ε² = 0): a value and its derivative carried
+    together, forward mode on scalars. ``Dual(2.0, 1.0)`` is x = 2 with ẋ = 1; every
+    operation pushes the tangent on by the chain rule, ``ḟ(x) = f'(x)·ẋ``, so after
+    evaluating a function the output's ``tangent`` is its derivative along the seeded
+    direction. No graph is kept: one forward sweep per direction.
+
+    The local derivatives are ``Value``'s own (each op is run on Values and its recorded
+    ``_local_grads`` read back), so forward and reverse mode use the same scalar rules and
+    raise the same errors (``log`` of a non-positive number, ...).
+    """
+
+    __slots__ = ("tangent", "value")
+
+    def __init__(self, value: float, tangent: float = 0.0) -> None:
+        for name, x in (("value", value), ("tangent", tangent)):
+            if not isinstance(x, numbers.Real):
+                raise TypeError(f"Dual {name} must be a real number, got {type(x).__name__}")
+        self.value = float(value)
+        self.tangent = float(tangent)
+
+    def __repr__(self) -> str:
+        return f"Dual(value={self.value!r}, tangent={self.tangent!r})"
+
+    def _binary(self, other: Dual | float, op: str, reflected: bool = False) -> Dual:
+        if isinstance(other, Dual):
+            operands = [(Value(self.value), self.tangent), (Value(other.value), other.tangent)]
+        elif isinstance(other, numbers.Real):
+            operands = [(Value(self.value), self.tangent), (float(other), 0.0)]
+        else:
+            return NotImplemented
+        if reflected:
+            operands.reverse()
+        (a, _), (b, _) = operands
+        out = _BINARY_OPS[op](a, b)
+        dots = [d for (x, d) in operands if isinstance(x, Value)]
+        return Dual(out.data, sum(g * d for g, d in zip(out._local_grads, dots, strict=True)))
+
+    def _unary(self, fn: str) -> Dual:
+        out = getattr(Value(self.value), fn)()
+        return Dual(out.data, out._local_grads[0] * self.tangent)
+
+    def __add__(self, other: Dual | float) -> Dual:
+        return self._binary(other, "+")
+
+    def __radd__(self, other: float) -> Dual:
+        return self._binary(other, "+", reflected=True)
+
+    def __sub__(self, other: Dual | float) -> Dual:
+        return self._binary(other, "-")
+
+    def __rsub__(self, other: float) -> Dual:
+        return self._binary(other, "-", reflected=True)
+
+    def __mul__(self, other: Dual | float) -> Dual:
+        return self._binary(other, "*")
+
+    def __rmul__(self, other: float) -> Dual:
+        return self._binary(other, "*", reflected=True)
+
+    def __truediv__(self, other: Dual | float) -> Dual:
+        return self._binary(other, "/")
+
+    def __rtruediv__(self, other: float) -> Dual:
+        return self._binary(other, "/", reflected=True)
+
+    def __neg__(self) -> Dual:
+        return self._unary("__neg__")
+
+    def __abs__(self) -> Dual:
+        return self._unary("__abs__")
+
+    def __pow__(self, exponent: float) -> Dual:
+        out = Value(self.value) ** exponent
+        return Dual(out.data, out._local_grads[0] * self.tangent)
+
+    def exp(self) -> Dual:
+        return self._unary("exp")
+
+    def log(self) -> Dual:
+        return self._unary("log")
+
+    def tanh(self) -> Dual:
+        return self._unary("tanh")
+
+    def sigmoid(self) -> Dual:
+        return self._unary("sigmoid")
+
+    def relu(self) -> Dual:
+        return self._unary("relu")
+
+    def sin(self) -> Dual:
+        return self._unary("sin")
+
+    def cos(self) -> Dual:
+        return self._unary("cos")
+
+    def sqrt(self) -> Dual:
+        return self._unary("sqrt")
+
+
+_BINARY_OPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+}
+
+
+def forward_tangents(root: Value, seeds: dict[Value, float]) -> dict[Value, float]:
+    """Forward mode over a recorded graph: the tangent ``v̇`` of every Value below ``root``,
+    in topological order, from the inputs' ``seeds`` (inputs not seeded get 0). Each node's
+    tangent is ``Σ local_i · child_i``'s tangent, the same local derivatives ``backward()``
+    uses, taken in the opposite order. ``forward_tangents(y, {x1: 1.0})[y]`` is dy/dx1."""
+    tangents: dict[Value, float] = {}
+    for node in topological_order(root):
+        if not node._children:
+            tangents[node] = float(seeds.get(node, 0.0))
+            continue
+        tangents[node] = sum(
+            local * tangents[child]
+            for child, local in zip(node._children, node._local_grads, strict=True)
+        )
+    return tangents

@@ -1,3 +1,11 @@
-"""Fixtures shared by several test packages: the loopback download server (``http_server``)."""
+"""Fixtures shared by several test packages: the loopback download server (``http_server``),
+and hypothesis's settings for the whole suite."""
+
+from hypothesis import settings
 
 pytest_plugins = ["tests.local_server"]
+
+# Nothing in the suite may depend on timing: hypothesis's per-example deadline (200 ms by
+# default) fails a correct test on a loaded machine (it did, in tests/distributed).
+settings.register_profile("tensorgrad", deadline=None)
+settings.load_profile("tensorgrad")

@@ -201,3 +201,33 @@ def test_timing_helpers():
     assert (summary.median, summary.low, summary.high) == (2.0, 1.0, 3.0)
     assert common.Summary.of([1.0, 2.0]).inverted(4.0) == common.Summary(8 / 3, 2.0, 4.0)
     assert common.relative_error(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.0
+
+
+def test_func_section_tables_and_targets():
+    from bench import func
+
+    text = func.run(smoke_args())
+    per_sample, jvp, jac = tables(text)
+    names = [row[0] for row in per_sample[2:]]
+    assert names[:2] == ["tensorgrad vmap(grad)", "tensorgrad loop of backward"]
+    assert (common.torch() is not None) == ("PyTorch torch.func vmap(grad)" in names)
+    assert per_sample[3][3] == "1.00× (1.00–1.00)"  # the loop against itself
+    assert jvp[2][0] == "forward pass (logits)" and jvp[3][0].startswith("tg.func.jvp")
+    assert [row[4] for row in jac[2:]] and all(row[4] in ("jacfwd", "jacrev") for row in jac[2:])
+    assert re.search(r"the loop's speed \(target ≥5×: (met|\*\*missed\*\*)\)", text)
+    assert re.search(r"JVP costs [\d.]+× \([\d.]+–[\d.]+\) its forward pass \(target ≤3×", text)
+
+
+def test_func_section_refuses_wrong_per_sample_gradients(monkeypatch):
+    import tensorgrad as tg
+    from bench import func
+
+    right = tg.func.grad
+
+    def doubled(f, *args, **kwargs):
+        inner = right(f, *args, **kwargs)
+        return lambda *a: [2 * g for g in inner(*a)]
+
+    monkeypatch.setattr(tg.func, "grad", doubled)  # vmap(grad) goes wrong, the loop does not
+    with pytest.raises(common.DisagreementError, match="per-sample gradients: .*refusing"):
+        func.run(smoke_args())

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 from tensorgrad import explain as explain_module
 from tensorgrad.cli import main
-from tensorgrad.explain import explain, parse_values
+from tensorgrad.explain import explain, explain_forward, parse_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -230,3 +232,100 @@ def test_python_dash_m_tensorgrad_explain():
     )
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "unknown name `b`" in bad.stderr
+
+
+# -- forward mode (--forward NAME) -------------------------------------------------------------
+
+LECTURE_FORWARD_TABLE = """\
+Forward mode with respect to x1, seeding ẋ1 = 1, ẋ2 = 0, in the same order:
+  ẋ1                     = 1   input
+  ṫ1 = ẋ1 / x1           = 1 / 2 = 0.5
+  ẋ2                     = 0   input
+  ṫ2 = ẋ1 * x2 + x1 * ẋ2 = 1 * 5 + 2 * 0 = 5
+  ṫ3 = ṫ1 + ṫ2           = 0.5 + 5 = 5.5
+  ṫ4 = cos(x2) * ẋ2      = 0.283662 * 0 = 0
+  ṫ5 = ṫ3 - ṫ4           = 5.5 - 0 = 5.5   output
+  dt5/dx1 = ṫ5 = 5.5
+"""
+
+
+def tangents_in(report: str) -> dict[str, float]:
+    """Each node's tangent from the forward table: the number after the last '='."""
+    table = report.split("Forward mode with respect to")[1].split("\n\n")[0]
+    found = {}
+    for line in table.splitlines()[1:]:
+        match = re.match(r"\s+(\S+)\s.*= (\S+)(?:\s+(?:input|output))?$", line)
+        if match and not line.strip().startswith("d"):
+            found[unicodedata.normalize("NFD", match[1]).replace("\u0307", "")] = float(match[2])
+    return found
+
+
+def test_the_lecture_forward_table():
+    report = explain_forward("log(x1) + x1*x2 - sin(x2)", "x1", x1=2, x2=5)
+    assert LECTURE_FORWARD_TABLE in report
+    assert tangents_in(report) == pytest.approx(
+        {"x1": 1, "t1": 0.5, "x2": 0, "t2": 5, "t3": 5.5, "t4": 0, "t5": 5.5}
+    )
+    # the backward trace is still there, and both modes agree
+    assert explain("log(x1) + x1*x2 - sin(x2)", x1=2, x2=5).split("\nBackward pass")[1] in report
+    assert "Forward mode, one sweep per input: dt5/dx1 = 5.5 (the backward" in report
+    # along x2: ṫ4 = cos(x2) · 1, and dy/dx2 = x1 − cos(x2)
+    along_x2 = tangents_in(explain_forward("log(x1) + x1*x2 - sin(x2)", "x2", x1=2, x2=5))
+    assert along_x2["t1"] == 0 and along_x2["t2"] == 2
+    assert along_x2["t5"] == pytest.approx(2 - math.cos(5), abs=1e-5)
+
+
+def test_the_docs_show_the_real_forward_table():
+    assert LECTURE_FORWARD_TABLE in (ROOT / "docs" / "forward-mode.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("expression", "values"),
+    [
+        ("2/a - a/b + exp(-a)*b**3 + 3-b + tanh(a)/4", {"a": 0.5, "b": 2}),
+        ("sqrt(a)/relu(b) + sigmoid(a)*tanh(b)**3 - cos(a) + abs(-a*b)", {"a": 2, "b": 1}),
+        ("a*b*a - 1/a", {"a": 3, "b": -2}),
+    ],
+)
+def test_every_tangent_line_is_the_engines(expression, values):
+    from tensorgrad.scalar import Dual
+
+    for wrt in values:
+        report = explain_forward(expression, wrt, **values)
+        final = float(re.search(rf"dt\d+/d{wrt} = \S+ = (\S+)", report)[1])
+        assert final == pytest.approx(final_gradients(report)[wrt], rel=1e-5)
+        # each line's numbers: the formula with the numbers in evaluates to the tangent
+        table = report.split("Forward mode with respect to")[1].split("\n\n")[0]
+        for line in table.splitlines()[1:]:
+            parts = [p.strip() for p in line.split(" = ")]
+            if len(parts) == 4:  # name = formula = numbers = value
+                numbers = parts[2].replace("**", "^").replace("^", "**")
+                assert eval(numbers, {}) == pytest.approx(float(parts[3].split()[0]), rel=1e-5)
+        duals = {k: Dual(v, 1.0 if k == wrt else 0.0) for k, v in values.items()}
+        namespace = {
+            "exp": lambda d: d.exp(),
+            "log": lambda d: d.log(),
+            "tanh": lambda d: d.tanh(),
+            "sigmoid": lambda d: d.sigmoid(),
+            "relu": lambda d: d.relu(),
+            "sin": lambda d: d.sin(),
+            "cos": lambda d: d.cos(),
+            "sqrt": lambda d: d.sqrt(),
+            "abs": abs,
+        }
+        dual = eval(expression, namespace, duals)
+        assert dual.tangent == pytest.approx(final, rel=1e-5)
+
+
+def test_forward_of_an_unknown_variable_is_refused(capsys):
+    with pytest.raises(ValueError, match="--forward z: z is not one of the variables"):
+        explain_forward("a*b", "z", a=1, b=2)
+    assert run_explain(["explain", "a*b", "a=1", "b=2", "--forward", "z"]) == 2
+    assert "not one of the variables given (a, b)" in capsys.readouterr().err
+
+
+def test_cli_forward(capsys):
+    argv = ["explain", "log(x1) + x1*x2 - sin(x2)", "x1=2", "x2=5", "--forward", "x1"]
+    assert run_explain(argv) == 0
+    out = capsys.readouterr().out
+    assert LECTURE_FORWARD_TABLE in out and "Backward pass" in out

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorgrad.scalar import MLP, Layer, Neuron, Value, topological_order
+from tensorgrad.scalar import MLP, Dual, Layer, Neuron, Value, forward_tangents, topological_order
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,6 +235,77 @@ def test_composite_gradient_matches_central_difference(x, y):
         return h.sigmoid() + (a * a + b).sqrt() + abs(a - 3)
 
     check_gradient(f, x, y)
+
+
+# -- forward mode: dual numbers and tangents over a graph ------------------------------------
+
+
+def test_dual_numbers_give_the_lecture_example():
+    # y = ln(x1) + x1·x2 − sin(x2) at (2, 5): ∂y/∂x1 = 1/x1 + x2 = 5.5, ∂y/∂x2 = x1 − cos(x2)
+    def y(x1, x2):
+        return x1.log() + x1 * x2 - x2.sin()
+
+    along_x1 = y(Dual(2.0, 1.0), Dual(5.0, 0.0))
+    along_x2 = y(Dual(2.0, 0.0), Dual(5.0, 1.0))
+    assert along_x1.value == pytest.approx(math.log(2) + 10 - math.sin(5))
+    assert along_x1.tangent == pytest.approx(5.5)
+    assert along_x2.tangent == pytest.approx(2 - math.cos(5))
+    # the intermediate v̇3 = v̇1 / v1 = 0.5
+    assert Dual(2.0, 1.0).log().tangent == 0.5
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_dual_tangent_equals_the_reverse_mode_gradient_unary(name, data):
+    f, domain = UNARY[name]
+    x = data.draw(domain)
+    v = Value(x)
+    f(v).backward()
+    d = f(Dual(x, 1.0))
+    assert d.value == pytest.approx(f(Value(x)).data)
+    assert d.tangent == pytest.approx(v.grad, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_dual_tangents_equal_the_reverse_mode_gradients_binary(name, data):
+    f, domain = BINARY[name]
+    a, b = data.draw(anywhere), data.draw(domain)
+    va, vb = Value(a), Value(b)
+    f(va, vb).backward()
+    assert f(Dual(a, 1.0), Dual(b, 0.0)).tangent == pytest.approx(va.grad, abs=1e-12)
+    assert f(Dual(a, 0.0), Dual(b, 1.0)).tangent == pytest.approx(vb.grad, abs=1e-12)
+    # a direction (2, -3) at once: the directional derivative, linear in the seed
+    both = f(Dual(a, 2.0), Dual(b, -3.0)).tangent
+    assert both == pytest.approx(2 * va.grad - 3 * vb.grad, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.floats(-2.0, 2.0), st.floats(0.5, 2.0))
+def test_forward_tangents_over_a_graph_match_backward(x, y):
+    def f(a, b):
+        h = (a * b + a.sin()).tanh() * (b.log() - a / b) ** 2
+        return h.sigmoid() + (a * a + b).sqrt() + abs(a - 3) + 1 / b
+
+    a, b = Value(x), Value(y)
+    out = f(a, b)
+    out.backward()
+    assert forward_tangents(out, {a: 1.0})[out] == pytest.approx(a.grad, rel=1e-12, abs=1e-12)
+    assert forward_tangents(out, {b: 1.0})[out] == pytest.approx(b.grad, rel=1e-12, abs=1e-12)
+    assert f(Dual(x, 1.0), Dual(y, 0.0)).tangent == pytest.approx(a.grad, rel=1e-12, abs=1e-12)
+
+
+def test_dual_errors_are_the_engines():
+    with pytest.raises(ValueError, match="must be positive"):
+        Dual(-1.0, 1.0).log()
+    with pytest.raises(ZeroDivisionError):
+        Dual(1.0, 1.0) / Dual(0.0, 1.0)
+    with pytest.raises(TypeError, match="real number"):
+        Dual("1", 0.0)
+    with pytest.raises(TypeError, match="exponent must be a constant"):
+        Dual(2.0, 1.0) ** Dual(2.0, 0.0)
 
 
 # -- deep graphs and memory ------------------------------------------------------------------

@@ -9,7 +9,9 @@ custom ops (``Function``), anomaly detection, and gradient checks.
 The sweep itself lives in ``tensorgrad.core.sweep``; this package is its public face. Its rooms:
 ``gradients`` (``backward``, ``grad``), ``function`` (``Function``), ``anomaly``,
 ``finite_differences`` (``gradcheck``, ``gradgradcheck``, ``gradcheck_module``) and
-``scalar_oracle`` (``check_with_scalar_engine``); ``checks`` re-exports both checks.
+``scalar_oracle`` (``check_with_scalar_engine``); ``checks`` re-exports both checks;
+``forward_ad`` (forward mode) and ``functional`` (``jacobian``, ``hessian``, ``vjp``, ``jvp``,
+``hvp``, ``vhp``: PyTorch's ``torch.autograd.functional``, imported on first use).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "detect_anomaly",
     "enable_grad",
     "forward_ad",
+    "functional",
     "grad",
     "gradcheck",
     "gradcheck_module",
@@ -57,6 +60,12 @@ _SCALAR_ORACLE = {"SCALAR_FORWARDS", "check_with_scalar_engine"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "functional":
+        import importlib
+
+        module = importlib.import_module("tensorgrad.autograd.functional")
+        globals()[name] = module
+        return module
     if name in _FINITE_DIFFERENCES or name in _SCALAR_ORACLE:
         if name in _FINITE_DIFFERENCES:
             from tensorgrad.autograd import finite_differences as module

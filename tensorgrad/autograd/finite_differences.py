@@ -4,6 +4,11 @@
   random unit directions (``mode="directional"``, PyTorch's fast gradcheck: one number
   ``δᵀ∇f`` per direction) or entry by entry (``mode="jacobian"``, the full Jacobian, for
   small inputs).
+* With ``check_forward_ad=True`` :func:`gradcheck` also checks forward mode: the JVP that
+  the ops' JVP rules carry (``tg.autograd.forward_ad``) along the same directions (or, in
+  ``mode="jacobian"``, each Jacobian column) against the same central differences.
+  ``check_backward_ad=False`` leaves reverse mode out; ``check_undefined_grad`` checks that
+  a zero upstream gradient gives zero gradients (PyTorch's "undefined output grads").
 * :func:`gradgradcheck` checks second derivatives the same way: the gradient function,
   recorded with ``create_graph=True``, is itself put through :func:`gradcheck`.
 * :func:`gradcheck_module` checks a module's parameters (perturbed in place, restored exactly).
@@ -25,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.gradients import grad as _grad
+from tensorgrad.core import forward
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
 
@@ -220,6 +227,22 @@ class _Problem:
         finally:
             self.at([None] * len(self.slots))
 
+    def jvps(self, directions: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        """The outputs' tangents (float64) when each checked tensor carries its direction as
+        its tangent: forward mode's ``J·δ``, output by output (zeros for an output the
+        tangents do not reach)."""
+        with forward_ad.dual_level():
+            for slot, d in zip(self.slots, directions, strict=True):
+                if d is not None:
+                    forward.set_tangent(slot.tensor, np.asarray(d, dtype=slot.work.dtype))
+            outputs = self.evaluate()
+            return [
+                np.zeros(o.shape)
+                if o._tangent is None
+                else np.array(o._tangent, dtype=np.float64).reshape(o.shape)
+                for o in outputs
+            ]
+
     def gradients(
         self,
         outputs: Sequence[Tensor],
@@ -321,6 +344,9 @@ def gradcheck(
     seed: int = 0,
     n_directions: int = 1,
     raise_exception: bool = True,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    check_undefined_grad: bool = True,
 ) -> bool:
     """Compare the analytic gradients of ``fn`` with central finite differences in float64.
 
@@ -332,11 +358,26 @@ def gradcheck(
     ``mode="jacobian"`` compares the whole Jacobian (for small inputs only). A pair agrees
     when ``|analytic − numeric| <= atol + rtol·|numeric|``.
 
+    ``check_forward_ad`` also compares forward mode's ``J·δ`` (each op's JVP rule, in a
+    dual level) with the same differences, output by output; ``check_backward_ad=False``
+    skips reverse mode; ``check_undefined_grad`` checks that a zero upstream gradient gives
+    zero gradients (as PyTorch's, whose names and defaults these three are).
+
     Returns True when all agree; otherwise raises :class:`GradcheckError` (whose ``report``
     names the input and its worst entries), or returns False if ``raise_exception`` is False.
     """
     return _gradcheck(
-        fn, inputs, _named(params), mode, eps, atol, rtol, seed, n_directions, raise_exception
+        fn,
+        inputs,
+        _named(params),
+        mode,
+        eps,
+        atol,
+        rtol,
+        seed,
+        n_directions,
+        raise_exception,
+        modes=(check_backward_ad, check_forward_ad, check_undefined_grad),
     )
 
 
@@ -351,7 +392,13 @@ def _gradcheck(
     seed: int,
     n_directions: int,
     raise_exception: bool,
+    modes: tuple[bool, bool, bool] = (True, False, False),
 ) -> bool:
+    backward_ad, forward_mode, undefined_grad = modes
+    if not (backward_ad or forward_mode):
+        raise ValueError(
+            "gradcheck: Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     if mode not in ("directional", "jacobian"):
         raise ValueError(f"gradcheck: mode must be 'directional' or 'jacobian', got {mode!r}")
     if eps <= 0:
@@ -364,10 +411,21 @@ def _gradcheck(
     problem = _Problem(fn, inputs, params, "gradcheck")
     with problem:
         try:
-            if mode == "jacobian":
-                report = _jacobian_check(problem, eps, atol, rtol, seed)
-            else:
-                report = _directional_check(problem, eps, atol, rtol, seed, n_directions)
+            report = None
+            if backward_ad:
+                if mode == "jacobian":
+                    report = _jacobian_check(problem, eps, atol, rtol, seed)
+                else:
+                    report = _directional_check(problem, eps, atol, rtol, seed, n_directions)
+            if report is None and backward_ad and undefined_grad:
+                report = _undefined_grad_check(problem)
+            if report is None and forward_mode:
+                if mode == "jacobian":
+                    report = _forward_jacobian_check(problem, eps, atol, rtol)
+                else:
+                    report = _forward_directional_check(
+                        problem, eps, atol, rtol, seed, n_directions
+                    )
         except GradcheckError as exc:
             report = exc.report
     return True if report is None else _fail(report, raise_exception)
@@ -498,6 +556,126 @@ def _jacobian_check(
                 f"differ from central differences (eps={eps:g}, atol={atol:g}, rtol={rtol:g})"
             )
             return GradcheckReport("jacobian", slot.name, slot.base.shape, summary, worst=worst)
+    return None
+
+
+def _output_labels(shapes: Sequence[tuple[int, ...]]) -> list[str]:
+    return [f"output {k}" if len(shapes) > 1 else "the output" for k in range(len(shapes))]
+
+
+def _forward_directional_check(
+    problem: _Problem, eps: float, atol: float, rtol: float, seed: int, n_directions: int
+) -> GradcheckReport | None:
+    """Forward mode along random unit directions: each output's tangent ``J·δ`` against
+    ``(out(θ+εδ) − out(θ−εδ)) / 2ε``, elementwise. A failure is pinned on one input (the
+    direction repeated one input at a time) and names the output and its worst entries."""
+    rng = np.random.default_rng(seed + 2)
+    n = len(problem.slots)
+    for _ in range(n_directions):
+        deltas = [rng.standard_normal(s.base.shape) for s in problem.slots]
+        norm = math.sqrt(sum(float(np.sum(d * d)) for d in deltas))
+        if norm == 0.0:
+            return None
+        deltas = [d / norm for d in deltas]
+        if _forward_agrees(problem, deltas, eps, atol, rtol) is None:
+            continue
+        # which input: the same direction, one input at a time
+        for i, slot in enumerate(problem.slots):
+            only = [deltas[i] if j == i else None for j in range(n)]
+            failure = _forward_agrees(problem, only, eps, atol, rtol)
+            if failure is not None:
+                label, worst = failure
+                return GradcheckReport(
+                    "forward-mode directional",
+                    slot.name,
+                    slot.base.shape,
+                    f"{label}: along a random unit direction δ of this input, forward mode's "
+                    f"J·δ (the JVP rules, in a dual level) differs from central differences "
+                    f"(eps={eps:g}, atol={atol:g}, rtol={rtol:g})",
+                    worst=worst,
+                )
+        label, worst = _forward_agrees(problem, deltas, eps, atol, rtol)
+        return GradcheckReport(
+            "forward-mode directional",
+            ", ".join(s.name for s in problem.slots),
+            problem.slots[0].base.shape,
+            f"{label}: J·δ along a direction over all inputs together differs from central "
+            f"differences, though each input alone agrees (eps={eps:g})",
+            worst=worst,
+        )
+    return None
+
+
+def _forward_agrees(
+    problem: _Problem, deltas: Sequence[np.ndarray | None], eps: float, atol: float, rtol: float
+) -> tuple[str, list[Entry]] | None:
+    """None when every output's ``J·δ`` matches central differences; else the first bad
+    output's label and its worst entries (indices into that output)."""
+    analytic = problem.jvps(deltas)
+    shapes = [a.shape for a in analytic]
+    plus = problem.outputs_at([None if d is None else eps * d for d in deltas])
+    minus = problem.outputs_at([None if d is None else -eps * d for d in deltas])
+    numeric = (plus - minus) / (2 * eps)
+    start = 0
+    for label, a in zip(_output_labels(shapes), analytic, strict=True):
+        num = numeric[start : start + a.size].reshape(a.shape)
+        start += a.size
+        if not np.all(_close(a, num, atol, rtol)):
+            return label, _worst(a, num, atol, rtol)
+    return None
+
+
+def _forward_jacobian_check(
+    problem: _Problem, eps: float, atol: float, rtol: float
+) -> GradcheckReport | None:
+    """Forward mode, column by column: the JVP along each input element's unit vector
+    against that element's central difference."""
+    n = len(problem.slots)
+    n_out = sum(o.size for o in problem.evaluate())
+    if n_out * sum(s.base.size for s in problem.slots) > JACOBIAN_LIMIT:
+        raise ValueError(
+            f"gradcheck: the Jacobian has more than the {JACOBIAN_LIMIT} entries "
+            "mode='jacobian' computes; use mode='directional'"
+        )
+    for i, slot in enumerate(problem.slots):
+        for c in range(slot.base.size):
+            e = np.zeros(slot.base.shape)
+            e.flat[c] = 1.0
+            only = [e if j == i else None for j in range(n)]
+            failure = _forward_agrees(problem, only, eps, atol, rtol)
+            if failure is not None:
+                label, worst = failure
+                index = [int(v) for v in np.unravel_index(c, slot.base.shape)]
+                return GradcheckReport(
+                    "forward-mode jacobian",
+                    slot.name,
+                    slot.base.shape,
+                    f"{label}: the Jacobian column of input element {index} by forward mode "
+                    f"differs from central differences (eps={eps:g}, atol={atol:g}, "
+                    f"rtol={rtol:g}); the worst entries are indices into {label}",
+                    worst=worst,
+                )
+    return None
+
+
+def _undefined_grad_check(problem: _Problem) -> GradcheckReport | None:
+    """A zero upstream gradient (PyTorch's undefined output grad) must give zero
+    gradients: a backward that ignores its incoming gradient fails here."""
+    outputs = problem.evaluate()
+    zeros = [np.zeros(o.shape) for o in outputs]
+    grads = problem.gradients(outputs, zeros)
+    for slot, g in zip(problem.slots, grads, strict=True):
+        g = np.asarray(g, dtype=np.float64)
+        if np.any(g != 0):
+            worst = _worst(g, np.zeros_like(g), 0.0, 0.0)
+            return GradcheckReport(
+                "undefined grad",
+                slot.name,
+                slot.base.shape,
+                "a zero gradient of every output gives a nonzero gradient for this input: "
+                "backward must treat a zero (undefined) upstream gradient as zero",
+                worst=worst,
+            )
     return None
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from tensorgrad import ops
 from tensorgrad.onnx.graph import NodeInfo, elem_type
-from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
+from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
 
 Converter = Callable[[NodeInfo], str]
 CONVERTERS: dict[type, Converter] = {}
@@ -209,10 +209,10 @@ def _conv2d(info: NodeInfo) -> str:
         pads=[top, left, bottom, right],
         group=op.groups,
     )
-    if op.relu:
+    if isinstance(op, Conv2dRelu):  # the fused ops: a ReLU, and maybe a tiling max-pool
         out = info.add("Relu", [out])
-    if op.pool:
-        out = info.add("MaxPool", [out], kernel_shape=list(op.pool), strides=list(op.pool))
+        if op.pool:
+            out = info.add("MaxPool", [out], kernel_shape=list(op.pool), strides=list(op.pool))
     return out
 
 

@@ -15,12 +15,15 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``loss``           cross-entropy, binary cross-entropy (of probabilities and with logits)
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, unfold (im2col), fold (col2im), constant padding
+``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
 ``pool``           max, average and adaptive average pooling
 ``trig``           inverse trigonometric and hyperbolic functions, atan2
 ``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
 ``division``       remainder and fmod, with gradients
 ``scan``           cumprod and logcumsumexp
 ``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
+``windows``        (helpers) window views, padding and memory layout that conv and pool share
+``im2col``         (helpers) conv2d's fast path: channels-last im2col in chunks, over threads
 =================  ==========================================================================
 """
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tensorgrad.ops import parallel
+from tensorgrad._native import threads
 from tensorgrad.ops.activation import Relu
 from tensorgrad.ops.base import Op, add_tangents, call
 
@@ -19,7 +19,7 @@ def _linear(where: str, x: Any, weight: Any, bias: Any) -> Any:
     if weight.ndim != 2 or (bias is not None and (bias.ndim != 1 or len(bias) != len(weight))):
         raise ValueError(_linear_error(where, x, weight, bias))
     try:
-        out = parallel.matmul(x, weight.T)
+        out = threads.matmul(x, weight.T)
     except ValueError:
         raise ValueError(_linear_error(where, x, weight, bias)) from None
     if bias is not None:
@@ -44,11 +44,11 @@ def _linear_error(where: str, x: Any, weight: Any, bias: Any) -> str:
 
 def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, need_db: bool):
     """The gradients (dx, dw, db) of ``x @ weight.T + bias``, each only where needed."""
-    dx = parallel.matmul(grad, weight) if need_dx else None
+    dx = threads.matmul(grad, weight) if need_dx else None
     if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
         out_features, in_features = weight.shape
         grad, x = grad.reshape(-1, out_features), x.reshape(-1, in_features)
-    dw = parallel.matmul(grad.T, x) if need_dw else None
+    dw = threads.matmul(grad.T, x) if need_dw else None
     if need_db:  # on arrays, the ufunc itself (``sum`` goes through a Python wrapper)
         db = np.add.reduce(grad, 0) if type(grad) is np.ndarray else grad.sum(axis=0)
     else:

@@ -2,9 +2,10 @@
 
 Pooling reads the same windows as a convolution, one kernel offset (i, j) at a time: the
 elements at offset (i, j) of every window form a strided view of the padded input
-(``offset_view``), so a max or a sum over the window is a running max or sum of kH·kW views,
-and the VJP adds the gradient back through the same views. Outputs keep the input's memory
-layout (channels-last in, channels-last out).
+(``windows.offset_view``), so a max or a sum over the window is a running max or sum of kH·kW
+views, and the VJP adds the gradient back through the same views. Outputs keep the input's
+memory layout (channels-last in, channels-last out). The batch is shared among tensorgrad's
+threads (``_native/threads.py``).
 
 Max pooling sends each window's gradient to one element, PyTorch's: the first maximum in the
 window's row-major order, or, in a window holding NaN (whose maximum is NaN), the last NaN.
@@ -18,21 +19,19 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops import parallel
+from tensorgrad._native import threads
 from tensorgrad.ops.base import Op, call, linear_jvp, shape_of
-from tensorgrad.ops.conv import (
+from tensorgrad.ops.index import IndexAdd
+from tensorgrad.ops.windows import (
     Pair,
     channels_last,
     cropped,
-    finite,
     memory_order,
     new_array,
     offset_view,
     padded,
-    running_max,
     same_order,
 )
-from tensorgrad.ops.index import IndexAdd
 
 #: pooling makes several passes over each chunk of the batch of about this many output
 #: elements, so that the later passes find it in cache (``2**62``: the whole batch at once)
@@ -130,6 +129,22 @@ def _lowest(dtype: np.dtype) -> Any:
     return -np.inf  # Python objects (the scalar engine's Values) compare with floats
 
 
+def finite(array: np.ndarray) -> bool:
+    """Whether every element is finite: one cheap pass (a sum) without a temporary."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return not array.size or bool(np.isfinite(np.add.reduce(array, axis=None)))
+
+
+def running_max(out: np.ndarray, *views: np.ndarray) -> None:
+    """``out`` = the elementwise maximum of the views (NaN wins, as in PyTorch)."""
+    if len(views) == 1:
+        np.copyto(out, views[0])
+        return
+    np.maximum(views[0], views[1], out=out)
+    for view in views[2:]:
+        np.maximum(out, view, out=out)
+
+
 # --------------------------------------------------------------------------- max pooling
 class MaxPool2d(_Pool):
     """The maximum over each window; the gradient goes to one element per window (see the
@@ -147,41 +162,41 @@ class MaxPool2d(_Pool):
 
     def forward(self, x):
         out_hw, pads = self._geometry(shape_of(x))
-        xp = padded(x, pads, value=_lowest(x.dtype))
-        source, axes = memory_order(xp)
+        padded_x = padded(x, pads, value=_lowest(x.dtype))
+        source, axes = memory_order(padded_x)
         views = [self._view(source, i, j, out_hw, axes) for i, j in self._offsets()]
-        out = new_array((*x.shape[:2], *out_hw), x.dtype, channels_last(xp))
-        parallel.over_batch(running_max, [same_order(out, axes), *views], CHUNK_ELEMENTS)
-        self.saved = (x, xp, pads)
+        out = new_array((*x.shape[:2], *out_hw), x.dtype, channels_last(padded_x))
+        threads.over_batch(running_max, [same_order(out, axes), *views], CHUNK_ELEMENTS)
+        self.saved = (x, padded_x, pads)
         if self.return_indices:
-            self.indices = self._winners(xp, out, pads, x.shape[2:])
+            self.indices = self._winners(padded_x, out, pads, x.shape[2:])
         return out
 
     def _view(self, array: np.ndarray, i: int, j: int, out_hw: Pair, axes: Pair) -> np.ndarray:
         return offset_view(array, i, j, out_hw, self.stride, self.dilation, axes)
 
     def backward(self, grad, out, x):
-        saved_x, xp, pads = self.saved
+        saved_x, padded_x, pads = self.saved
         hw = shape_of(x)[2:]
         data = x if isinstance(x, np.ndarray) else np.asarray(x)  # a Tensor's array
         if saved_x is not data:  # forward ran again since, on other values (scalar engine's)
-            xp = padded(data, pads, value=_lowest(data.dtype))
+            padded_x = padded(data, pads, value=_lowest(data.dtype))
         if not isinstance(grad, np.ndarray):  # on Tensors: a scatter whose VJP is a gather
-            winners = self._winners(xp, np.asarray(out), pads, hw)
+            winners = self._winners(padded_x, np.asarray(out), pads, hw)
             n, c, h, w = shape_of(x)
             rows = np.arange(n).reshape(n, 1, 1, 1)
             channels = np.arange(c).reshape(1, c, 1, 1)
             dx = call(IndexAdd, grad, shape=(n, c, h * w), index=(rows, channels, winners))
             return (dx.reshape((n, c, h, w)),)
-        nhwc = channels_last(xp)
+        nhwc = channels_last(padded_x)
         tiles = TILES and self.stride == self.kernel and self.dilation == (1, 1)
         tiles = tiles and not any(sum(pads, ()))
         covered = tiles and all(o * k == size for o, k, size in zip(out.shape[2:], self.kernel, hw))
         dtype = np.result_type(grad, out)
-        dxp = new_array(xp.shape, dtype, nhwc, fill=None if covered else 0)
-        source, axes = memory_order(xp)
-        target, mine, upstream = (same_order(a, axes) for a in (dxp, out, grad))
-        real = self._real_mask(xp.shape[2:], pads, hw)
+        padded_dx = new_array(padded_x.shape, dtype, nhwc, fill=None if covered else 0)
+        source, axes = memory_order(padded_x)
+        target, mine, upstream = (same_order(a, axes) for a in (padded_dx, out, grad))
+        real = self._real_mask(padded_x.shape[2:], pads, hw)
         if real is not None:
             real = real[None, :, :, None] if axes == (1, 2) else real[None, None]
         disjoint = all(
@@ -194,13 +209,13 @@ class MaxPool2d(_Pool):
             else:
                 _route_to_winners(self, upstream, mine, source, target, axes, real, disjoint)
 
-        parallel.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
-        return (cropped(dxp, pads, hw),)
+        threads.over_batch(route, [upstream, mine, source, target], CHUNK_ELEMENTS)
+        return (cropped(padded_dx, pads, hw),)
 
     def jvp(self, tangents, out, x):
         """Each window's tangent is its winner's (the element backward sends it to)."""
-        _, xp, pads = self.saved
-        winners = self._winners(xp, out, pads, shape_of(x)[2:])
+        _, padded_x, pads = self.saved
+        winners = self._winners(padded_x, out, pads, shape_of(x)[2:])
         n, c, h, w = shape_of(x)
         rows = np.arange(n).reshape(n, 1, 1, 1)
         channels = np.arange(c).reshape(1, c, 1, 1)
@@ -215,17 +230,17 @@ class MaxPool2d(_Pool):
         mask[top : top + hw[0], left : left + hw[1]] = True
         return mask
 
-    def _winners(self, xp: np.ndarray, out: np.ndarray, pads, hw: Pair) -> np.ndarray:
+    def _winners(self, padded_x: np.ndarray, out: np.ndarray, pads, hw: Pair) -> np.ndarray:
         """Each window's winner as its position h·W + w in the input plane (int64), by the
         rule of :func:`_route_to_winners`."""
         (top, _), (left, _) = pads
         out_hw = out.shape[2:]
         winners = np.full(out.shape, -1, dtype=np.int64)
-        real = self._real_mask(xp.shape[2:], pads, hw)
-        rows, columns = np.indices(xp.shape[2:])
-        plane = np.broadcast_to((rows - top) * hw[1] + (columns - left), xp.shape)
+        real = self._real_mask(padded_x.shape[2:], pads, hw)
+        rows, columns = np.indices(padded_x.shape[2:])
+        plane = np.broadcast_to((rows - top) * hw[1] + (columns - left), padded_x.shape)
         for i, j in self._offsets():
-            view = self._view(xp, i, j, out_hw, (2, 3))
+            view = self._view(padded_x, i, j, out_hw, (2, 3))
             hit = (view == out) & (winners < 0)
             if real is not None:
                 hit &= self._view(real[None, None], i, j, out_hw, (2, 3))
@@ -236,9 +251,9 @@ class MaxPool2d(_Pool):
         return winners
 
 
-def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -> None:
-    """Add each window's gradient to its winner in ``dxp`` (zeros), for a share of the batch;
-    all arrays in memory order, spatial axes at ``axes``.
+def _route_to_winners(op: MaxPool2d, grad, out, padded_x, padded_dx, axes, real, disjoint) -> None:
+    """Add each window's gradient to its winner in ``padded_dx`` (zeros), for a share of the
+    batch; all arrays in memory order, spatial axes at ``axes``.
 
     Offsets are visited in the window's row-major order; the gradient still unclaimed by a
     window goes to the first element equal to the window's maximum, and is then used up. A
@@ -255,8 +270,8 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
     part = None if disjoint and not exact else np.empty_like(unclaimed)
     last = len(offsets) - 1
     for k, (i, j) in enumerate(offsets):
-        view = op._view(xp, i, j, out_hw, axes)
-        target = op._view(dxp, i, j, out_hw, axes)
+        view = op._view(padded_x, i, j, out_hw, axes)
+        target = op._view(padded_dx, i, j, out_hw, axes)
         np.equal(view, out, out=hit)
         if real is not None:
             hit &= op._view(real, i, j, out_hw, axes)
@@ -274,7 +289,7 @@ def _route_to_winners(op: MaxPool2d, grad, out, xp, dxp, axes, real, disjoint) -
             if k < last:
                 unclaimed -= part
     if _has_nan(out):
-        _to_last_nan(op, grad, out, xp, dxp, axes)
+        _to_last_nan(op, grad, out, padded_x, padded_dx, axes)
 
 
 def _has_nan(out: np.ndarray) -> bool:
@@ -286,7 +301,7 @@ def _has_nan(out: np.ndarray) -> bool:
         return not np.isfinite(np.add.reduce(out, axis=None))
 
 
-def _to_last_nan(op: MaxPool2d, grad, out, xp, dxp, axes) -> None:
+def _to_last_nan(op: MaxPool2d, grad, out, padded_x, padded_dx, axes) -> None:
     """Add the gradient of each window whose maximum is NaN to the window's last NaN."""
     out_hw = out.shape[axes[0]], out.shape[axes[1]]
     pending = np.isnan(out)
@@ -294,8 +309,8 @@ def _to_last_nan(op: MaxPool2d, grad, out, xp, dxp, axes) -> None:
     for i, j in reversed(op._offsets()):
         if not pending.any():
             break
-        view = op._view(xp, i, j, out_hw, axes)
-        target = op._view(dxp, i, j, out_hw, axes)
+        view = op._view(padded_x, i, j, out_hw, axes)
+        target = op._view(padded_dx, i, j, out_hw, axes)
         np.logical_and(np.isnan(view), pending, out=hit)
         np.add(target, grad, out=target, where=hit)
         pending &= ~hit
@@ -395,18 +410,18 @@ class AvgPool2d(_Average):
 
     def forward(self, x):
         out_hw, pads = self._geometry(shape_of(x))
-        xp = padded(x, pads, value=0)
-        source, axes = memory_order(xp)
+        padded_x = padded(x, pads, value=0)
+        source, axes = memory_order(padded_x)
         views = [
             offset_view(source, i, j, out_hw, self.stride, self.dilation, axes)
             for i, j in self._offsets()
         ]
         dtype = x.dtype if x.dtype.kind in "fO" else np.float64
-        out = new_array((*x.shape[:2], *out_hw), dtype, channels_last(xp))
+        out = new_array((*x.shape[:2], *out_hw), dtype, channels_last(padded_x))
         scale = self._scale(x.shape[2:], out_hw, dtype)
         if not np.isscalar(scale) and axes == (1, 2):
             scale = scale[:, :, None]  # (OH, OW, 1) against (N, OH, OW, C)
-        parallel.over_batch(
+        threads.over_batch(
             lambda out, *views: _running_sum(out, views, scale), [same_order(out, axes), *views]
         )
         return out
@@ -435,8 +450,8 @@ class AvgPool2dBackward(_Average):
         (top, bottom), (left, right) = pads
         h, w = self.input_size
         shape = (n, c, h + top + bottom, w + left + right)
-        dxp = new_array(shape, grad.dtype, channels_last(grad), fill=0)
-        target, axes = memory_order(dxp)
+        padded_dx = new_array(shape, grad.dtype, channels_last(grad), fill=0)
+        target, axes = memory_order(padded_dx)
         scaled = same_order(grad * self._scale(self.input_size, out_hw, grad.dtype), axes)
         offsets = self._offsets()
 
@@ -445,8 +460,8 @@ class AvgPool2dBackward(_Average):
                 view = offset_view(target, i, j, out_hw, self.stride, self.dilation, axes)
                 view += scaled
 
-        parallel.over_batch(spread, [target, scaled])
-        return cropped(dxp, pads, self.input_size)
+        threads.over_batch(spread, [target, scaled])
+        return cropped(padded_dx, pads, self.input_size)
 
     def backward(self, grad, out, g):
         return (call(AvgPool2d, grad, **self._average_params()),)

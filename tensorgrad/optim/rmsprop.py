@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad._native.axpy import axpy
 from tensorgrad.core.engine import grad_array, mark_changed
-from tensorgrad.optim._axpy import axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 
 

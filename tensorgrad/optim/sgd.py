@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad._native.axpy import Axpy, axpy
 from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.core.tensor import Tensor
-from tensorgrad.optim._axpy import Axpy, axpy
 from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
 
 
@@ -128,9 +128,10 @@ class SGD(Optimizer):
 class _FlatMomentum:
     """Speed: the momentum buffers of a group as views into one array, so that decaying them
     is one NumPy call for the whole group instead of one per parameter, and the updates
-    ``θ -= lr·b`` prepared once (``_axpy.Axpy``). Results equal the per-parameter step's bit
-    for bit; ``fits`` sends the step back to that path when the group's parameters, their
-    arrays or the state's buffers have changed (a user's edit, ``load_state_dict``).
+    ``θ -= lr·b`` prepared once (``_native.axpy.Axpy``). Results equal the per-parameter
+    step's bit for bit; ``fits`` sends the step back to that path when the group's
+    parameters, their arrays or the state's buffers have changed (a user's edit,
+    ``load_state_dict``).
 
     Building it copies each parameter's buffer into the flat array and puts the view into
     the state in its place: a buffer array held from before then no longer follows training.

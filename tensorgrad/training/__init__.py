@@ -10,7 +10,8 @@ Which file to open for which change:
 - ``loop.py``: :func:`train` and the :class:`Run` — the epoch loop, the step and its guards
   (a non-finite loss, SIGINT/SIGTERM), resuming;
 - ``checkpoint.py``: what a training checkpoint holds, writing and checking it;
-- ``parallel.py``: the seam for data-parallel runs (rank, batch sharding, main-process I/O);
+- ``world.py``: the seam for data-parallel runs (the world of ranks, batch sharding,
+  main-process I/O);
 - ``signals.py``: turning SIGINT/SIGTERM into a clean stop;
 - ``report.py``: the progress bar, the epoch lines, the confusion matrix, the plot;
 - ``evaluate.py``: ``tensorgrad evaluate``, writing and reading ``--save`` files (``tg.save``

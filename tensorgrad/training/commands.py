@@ -340,8 +340,8 @@ def _plan(args: argparse.Namespace) -> tuple[Recipe, dict[str, Any], Any]:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from tensorgrad.training import parallel
     from tensorgrad.training.loop import anomaly_mode
+    from tensorgrad.training.world import join
 
     if args.detect_anomaly:
         try:
@@ -349,7 +349,7 @@ def _run_train(args: argparse.Namespace) -> int:
         except RuntimeError as exc:
             args.parser.error(str(exc))
     try:  # the MPI launcher's ranks, or a world of one (no MPI) without a launcher
-        world = parallel.join()
+        world = join()
     except (RuntimeError, ValueError) as exc:
         return _fail(str(exc))
     if not world.is_main:
@@ -380,7 +380,7 @@ def _train_in(world: Any, args: argparse.Namespace) -> int:
         TrainingStopped,
         train,
     )
-    from tensorgrad.training.parallel import PeerFailed, split_problem
+    from tensorgrad.training.world import PeerFailed, split_problem
 
     if world.size > 1 and args.detect_anomaly:
         args.parser.error(ANOMALY_NEEDS_ONE_PROCESS)

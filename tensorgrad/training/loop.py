@@ -37,10 +37,10 @@ from tensorgrad.training.models import (
     model_spec,
     segment_of,
 )
-from tensorgrad.training.parallel import SINGLE_PROCESS, BatchSplitError, World, split_problem
 from tensorgrad.training.recipe import Recipe, resume_differences
 from tensorgrad.training.report import NO_LOG, Reporter, TensorBoardLog, plot_history
 from tensorgrad.training.signals import EXIT_STATUS, GracefulStop
+from tensorgrad.training.world import SINGLE_PROCESS, BatchSplitError, World, split_problem
 
 if TYPE_CHECKING:
     from tensorgrad.data import LoadedDataset
@@ -481,7 +481,7 @@ def train(
     it raise :class:`ResumeError`. A non-finite loss raises :class:`TrainingDiverged`.
     ``dataset`` replaces ``recipe.dataset`` with data already loaded.
 
-    ``world`` (see :mod:`tensorgrad.training.parallel`) makes this process one rank of a
+    ``world`` (see :mod:`tensorgrad.training.world`) makes this process one rank of a
     data-parallel run: every rank calls ``train`` with the same arguments, ``recipe.batch_size``
     is the global batch (it must divide by the number of ranks), and rank 0 alone prints and
     writes files.

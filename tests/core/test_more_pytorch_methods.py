@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tensorgrad.ops import parallel
+from tensorgrad._native import openblas, threads
 
 
 @pytest.fixture
@@ -158,12 +158,12 @@ def test_finfo_and_iinfo_as_pytorch(torch):
 
 
 def test_set_num_threads_sets_tensorgrads_threads_and_blass(monkeypatch):
-    monkeypatch.setattr(parallel, "THREADS", parallel.THREADS)
-    functions = parallel._openblas_thread_functions()
+    monkeypatch.setattr(threads, "THREADS", threads.THREADS)
+    functions = openblas.thread_functions()
     before = functions[0]() if functions else None
     try:
         tg.set_num_threads(1)
-        assert tg.get_num_threads() == 1 == parallel.THREADS
+        assert tg.get_num_threads() == 1 == threads.THREADS
         if functions:
             assert functions[0]() == 1
     finally:

@@ -20,10 +20,11 @@ import pytest
 import tensorgrad as tg
 from tensorgrad import Tensor, nn
 from tensorgrad import nn as cm
+from tensorgrad._native import threads
 from tensorgrad.nn import functional as F
-from tensorgrad.ops import conv as conv_ops
-from tensorgrad.ops import parallel
+from tensorgrad.ops import im2col
 from tensorgrad.ops import pool as pool_ops
+from tensorgrad.ops.windows import channels_last
 
 
 def leaf(array) -> Tensor:
@@ -184,14 +185,14 @@ def tricks(request, monkeypatch):
     """Run a test with no threads, one chunk per batch and max pooling's general loop, and
     with two threads, tiny chunks (so that tiny inputs take every path) and pooling's tiles."""
     if request.param == "plain":
-        monkeypatch.setattr(parallel, "THREADS", 1)
-        monkeypatch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
+        monkeypatch.setattr(threads, "THREADS", 1)
+        monkeypatch.setattr(im2col, "CHUNK_ELEMENTS", 2**62)
         monkeypatch.setattr(pool_ops, "CHUNK_ELEMENTS", 2**62)
         monkeypatch.setattr(pool_ops, "TILES", False)
     else:
-        monkeypatch.setattr(parallel, "THREADS", 2)
-        monkeypatch.setattr(parallel, "MIN_ELEMENTS", 0)
-        monkeypatch.setattr(conv_ops, "CHUNK_ELEMENTS", 50)
+        monkeypatch.setattr(threads, "THREADS", 2)
+        monkeypatch.setattr(threads, "MIN_ELEMENTS", 0)
+        monkeypatch.setattr(im2col, "CHUNK_ELEMENTS", 50)
         monkeypatch.setattr(pool_ops, "CHUNK_ELEMENTS", 10)
     return request.param
 
@@ -199,8 +200,8 @@ def tricks(request, monkeypatch):
 def _reference_gradients(arrays, fn):
     """Gradients with the readable path: no threads, the whole batch in one chunk."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parallel, "THREADS", 1)
-        patch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
+        patch.setattr(threads, "THREADS", 1)
+        patch.setattr(im2col, "CHUNK_ELEMENTS", 2**62)
         patch.setattr(pool_ops, "CHUNK_ELEMENTS", 2**62)
         patch.setattr(pool_ops, "TILES", False)
         return gradients(fn, arrays)
@@ -278,8 +279,8 @@ def test_conv_relu_fusion_changes_nothing(tricks, fused):
 
     got = run()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parallel, "THREADS", 1)
-        patch.setattr(conv_ops, "CHUNK_ELEMENTS", 2**62)
+        patch.setattr(threads, "THREADS", 1)
+        patch.setattr(im2col, "CHUNK_ELEMENTS", 2**62)
         fused = False  # the reference: the layers one by one, in one thread, one chunk
         expected = run()
     for a, b in zip(got, expected, strict=True):
@@ -297,11 +298,11 @@ def test_gradients_do_not_depend_on_the_number_of_threads(monkeypatch, op):
     x = rng.standard_normal((9, 3, 8, 8)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     b = rng.standard_normal(4).astype(np.float32)
-    monkeypatch.setattr(conv_ops, "CHUNK_ELEMENTS", 100)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(im2col, "CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(threads, "MIN_ELEMENTS", 0)
     results = []
-    for threads in (1, 2):
-        monkeypatch.setattr(parallel, "THREADS", threads)
+    for count in (1, 2):
+        monkeypatch.setattr(threads, "THREADS", count)
         tensors = [tg.tensor(a, requires_grad=True) for a in (x, w, b)]
         out = fn(*tensors, padding=1)
         out.backward(tg.tensor(np.cos(np.arange(out.size)).reshape(out.shape).astype(np.float32)))
@@ -358,7 +359,7 @@ def test_the_fused_pool_reads_the_layers_settings_at_each_call():
 def test_the_fused_pool_leaves_losers_at_zero_for_infinite_gradients():
     """An infinite upstream gradient goes to each tile's winner only, as the three ops send
     it (no ∞ · 0 = NaN at the losers)."""
-    from tensorgrad.ops.conv import Conv2dRelu, Conv2dReluMaxPool
+    from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
     from tensorgrad.ops.pool import MaxPool2d
 
     rng = np.random.default_rng(4)
@@ -424,9 +425,9 @@ def test_conv_relu_second_derivatives_match_the_two_ops():
 def test_conv_output_is_channels_last_and_owns_its_memory():
     x = tg.randn(2, 3, 6, 6, dtype=tg.float64)
     out = F.conv2d(x, tg.randn(4, 3, 3, 3, dtype=tg.float64))
-    assert conv_ops.channels_last(out.numpy()) and out.numpy().base is None
+    assert channels_last(out.numpy()) and out.numpy().base is None
     pooled = F.max_pool2d(out, 2)
-    assert conv_ops.channels_last(pooled.numpy()) and pooled.numpy().base is None
+    assert channels_last(pooled.numpy()) and pooled.numpy().base is None
 
 
 def test_channels_last_and_strided_inputs_give_the_same_results():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tensorgrad import nn, optim
-from tensorgrad.optim import _axpy
+from tensorgrad._native import axpy as _axpy
 from tensorgrad.optim.sgd import _FlatMomentum
 
 

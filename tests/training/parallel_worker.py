@@ -1,4 +1,4 @@
-"""The program that ``tests/training/test_parallel.py`` runs on every rank under ``mpiexec``:
+"""The program that ``tests/training/test_world.py`` runs on every rank under ``mpiexec``:
 the ``tensorgrad train`` command (``tensorgrad.cli.main``), with faults injected.
 
     mpiexec -n 2 python tests/training/parallel_worker.py FAULTS OUTDIR train ARGS...

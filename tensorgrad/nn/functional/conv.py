@@ -2,7 +2,8 @@
 ``fold`` and ``pad``, with PyTorch's names, signatures and defaults.
 
 Inputs are (N, C, H, W), or unbatched (C, H, W) where PyTorch accepts that; ``conv1d`` is
-``conv2d`` on (N, C, 1, L). The ops behind them live in ``tensorgrad/ops/conv.py``;
+``conv2d`` on (N, C, 1, L). The ops behind them live in ``tensorgrad/ops/conv.py`` (and the
+fused ones, ``conv2d_relu`` and ``conv2d_relu_max_pool2d``, in ``tensorgrad/ops/fused_conv.py``);
 docs/conv.md explains them.
 """
 
@@ -19,23 +20,16 @@ from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
     batched,
+    conv_padding,
     groups_of,
+    int_tuple,
     non_negative,
+    positive,
     tensor_of,
     unbatched,
 )
-from tensorgrad.ops.conv import (
-    ConstantPad,
-    Conv2d,
-    Conv2dRelu,
-    Conv2dReluMaxPool,
-    Fold,
-    Unfold,
-    check_conv,
-    conv_padding,
-    int_tuple,
-    positive,
-)
+from tensorgrad.ops.conv import ConstantPad, Conv2d, Fold, Unfold, check_conv
+from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
 
 
 # --------------------------------------------------------------------------- convolution
@@ -95,7 +89,7 @@ def conv2d_relu(
     dilation: IntPair = 1,
     groups: int = 1,
 ) -> Tensor:
-    """``relu(conv2d(...))`` as one op, faster than the two (``ops.conv.Conv2dRelu`` says
+    """``relu(conv2d(...))`` as one op, faster than the two (``ops.fused_conv.Conv2dRelu`` says
     why): what ``Sequential`` runs for a ``Conv2d`` layer followed by a ``ReLU``. Not a
     PyTorch function, so not in ``tensorgrad.nn.functional``'s namespace."""
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, Conv2dRelu)
@@ -113,7 +107,7 @@ def conv2d_relu_max_pool2d(
 ) -> Tensor:
     """``max_pool2d(relu(conv2d(...)), pool)`` as one op, for a max-pool whose windows tile
     the convolution's output (stride = kernel = ``pool``, no padding or dilation), faster
-    than the three (``ops.conv.Conv2dReluMaxPool`` says why): what ``Sequential`` runs for a
+    than the three (``ops.fused_conv.Conv2dReluMaxPool`` says why): what ``Sequential`` runs for a
     ``Conv2d``, a ``ReLU`` and such a ``MaxPool2d``. Not a PyTorch function."""
     tiles = positive(int_tuple(pool, 2, "kernel_size", "max_pool2d"), "kernel_size", "max_pool2d")
     op_type = functools.partial(Conv2dReluMaxPool, pool=tiles)

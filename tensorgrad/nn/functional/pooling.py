@@ -10,8 +10,15 @@ import numpy as np
 
 from tensorgrad.core.engine import apply
 from tensorgrad.core.tensor import Tensor
-from tensorgrad.nn.functional._conv_args import IntPair, batched, non_negative, tensor_of, unbatched
-from tensorgrad.ops.conv import int_tuple, positive
+from tensorgrad.nn.functional._conv_args import (
+    IntPair,
+    batched,
+    int_tuple,
+    non_negative,
+    positive,
+    tensor_of,
+    unbatched,
+)
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 

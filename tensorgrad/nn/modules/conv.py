@@ -12,13 +12,13 @@ from tensorgrad import array_backend
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
+from tensorgrad.nn.functional._conv_args import conv_padding, int_tuple, positive
 from tensorgrad.nn.functional.conv import conv2d_relu, conv2d_relu_max_pool2d
 from tensorgrad.nn.modules.activation import ReLU
 from tensorgrad.nn.modules.container import FUSERS
 from tensorgrad.nn.modules.module import Module
 from tensorgrad.nn.modules.pooling import MaxPool2d
 from tensorgrad.nn.parameter import Parameter
-from tensorgrad.ops.conv import conv_padding, int_tuple, positive
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

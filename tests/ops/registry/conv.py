@@ -1,5 +1,5 @@
-"""Registry entries for ``tensorgrad/ops/conv.py``: convolution, im2col/col2im (unfold, fold)
-and constant padding.
+"""Registry entries for ``tensorgrad/ops/conv.py`` and ``fused_conv.py``: convolution (and
+its fusions with ReLU and max-pooling), im2col/col2im (unfold, fold) and constant padding.
 
 The references are written from the definitions with explicit loops over output positions
 (NumPy's ``einsum`` for each window), independent of the ops' im2col, strided views and

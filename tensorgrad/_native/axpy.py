@@ -1,6 +1,6 @@
 """``y += alpha * x`` in place and in one pass, for optimizer updates: BLAS ``axpy``.
 
-NumPy has no fused multiply-add for arrays: ``y -= lr * x`` writes ``lr * x`` to a temporary
+Why: NumPy has no fused multiply-add for arrays: ``y -= lr * x`` writes ``lr * x`` to a temporary
 and reads it back, two passes over memory where BLAS ``axpy`` makes one. On an MLP's weights
 that is a measurable share of a training step (docs/performance.md). So, for float32 and
 float64 arrays in C order, the update calls ``axpy`` from the BLAS that NumPy itself loaded,
@@ -9,21 +9,20 @@ through ``ctypes``: the same library and thread pool as NumPy's matmul. (SciPy's
 with its own threads, and on a two-core machine the two pools spinning against each other
 made a training step several times slower.)
 
-Where that BLAS cannot be found (NumPy built against another BLAS, or the environment
-variable ``TENSORGRAD_NO_BLAS`` set), or the arrays do not qualify, the same update runs in
-NumPy through a scratch array.
+Off-switch: ``TENSORGRAD_NO_BLAS=1`` in the environment. Then, or where that BLAS cannot be
+found (NumPy built against another BLAS, :mod:`tensorgrad._native.openblas`), or where the
+arrays do not qualify, the same update runs in NumPy through a scratch array.
 """
 
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tensorgrad.ops import parallel
+from tensorgrad._native import openblas, threads
 
 #: ``?axpy`` in the 64-bit-integer OpenBLAS that NumPy's wheels bundle: NumPy 2, then 1.x
 _SYMBOLS = ("scipy_cblas_{}axpy64_", "cblas_{}axpy64_")
@@ -35,38 +34,16 @@ _LETTERS = {
 _functions: dict[np.dtype, Callable[..., None]] | None = None  # found on first use
 
 
-def _bundled_blas() -> list[str]:
-    """The OpenBLAS files bundled with NumPy (wheels for Linux and Windows; macOS on x86-64)."""
-    package = os.path.dirname(np.__file__)
-    places = [os.path.join(package + ".libs", "*openblas*")]
-    places.append(os.path.join(package, ".dylibs", "*openblas*"))
-    return sorted(path for place in places for path in glob.glob(place))
-
-
 def _load() -> dict[np.dtype, Callable[..., None]]:
     """``{dtype: axpy}`` from NumPy's BLAS, each checked on a small array; empty without one."""
     if os.environ.get("TENSORGRAD_NO_BLAS"):
         return {}
-    for path in filter(_loaded, _bundled_blas()):
-        try:
-            library = ctypes.CDLL(path)  # already loaded by NumPy: the same library
-        except OSError:
-            continue
+    for library in openblas.libraries():
         for pattern in _SYMBOLS:
             functions = _bind(library, pattern)
             if functions and all(_works(f, dtype) for dtype, f in functions.items()):
                 return functions
     return {}
-
-
-def _loaded(path: str) -> bool:
-    """Whether the process has this file loaded already, where Linux can tell: loading a copy
-    NumPy does not use would start a second BLAS thread pool."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            return os.path.realpath(path) in maps.read()
-    except OSError:  # not Linux: the file found in NumPy's own folder is the one it uses
-        return True
 
 
 def _bind(library: ctypes.CDLL, pattern: str) -> dict[np.dtype, Callable[..., None]]:
@@ -160,13 +137,13 @@ def _call(
 ) -> None:
     """``blas`` on ``size`` elements at addresses ``x`` and ``y``; while tensorgrad's threads
     are in use, split over them with BLAS held to one thread, as matrix products are then
-    (``parallel.own_threads_active`` says why: a BLAS thread woken here would spin through
+    (``threads.own_threads_active`` says why: a BLAS thread woken here would spin through
     the next step's convolutions)."""
-    if not parallel.own_threads_active():
+    if not threads.own_threads_active():
         blas(size, alpha, x, 1, y, 1)
         return
 
     def part(lo: int, hi: int) -> None:
         blas(hi - lo, alpha, x + lo * itemsize, 1, y + lo * itemsize, 1)
 
-    parallel.split_batch(part, size, size, blas=True, mark=False)
+    threads.split_batch(part, size, size, blas=True, mark=False)

@@ -3,7 +3,7 @@
 The launches run ``tests/training/parallel_worker.py`` (the ``train`` command with faults
 injected) under ``mpiexec -n 2`` with a hard timeout, and compare with one process running the
 same command in this process: the same global batches, so the same weights up to rounding.
-The first tests need no MPI: the pieces of :mod:`tensorgrad.training.parallel` alone.
+The first tests need no MPI: the pieces of :mod:`tensorgrad.training.world` alone.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from tensorgrad import cli
 from tensorgrad.serialization import CheckpointError
 from tensorgrad.training import Recipe, train
 from tensorgrad.training import checkpoint as ckpt
-from tensorgrad.training.parallel import SINGLE_PROCESS, World, join, share, split_problem
 from tensorgrad.training.report import matplotlib_missing
+from tensorgrad.training.world import SINGLE_PROCESS, World, join, share, split_problem
 from tests.distributed import launch
 
 WORKER = Path(__file__).with_name("parallel_worker.py")

@@ -1,31 +1,30 @@
-"""Work split across threads: the convolution and pooling ops' one speed trick that is
+"""tensorgrad's worker threads: the convolution and pooling ops' one speed trick that is
 about cores rather than memory.
 
-NumPy releases the GIL while it copies, adds or multiplies plain numbers, so threads that
-each take a share of a batch run at once on the cores. The convolution ops cut the batch
-into cache-sized chunks (``ops/conv.py``), and a chunk's im2col, matrix products and
+Why: NumPy releases the GIL while it copies, adds or multiplies plain numbers, so threads
+that each take a share of a batch run at once on the cores. The convolution ops cut the
+batch into cache-sized chunks (``ops/im2col.py``), and a chunk's im2col, matrix products and
 scatter-add run one after the other in one thread while the other threads do the same for
 other chunks, each taking the next chunk when it is done (:func:`over_chunks`). The matrix
 products in those threads must not each start BLAS's own thread pool (on two cores four busy
-threads were several times slower than two), so BLAS is held to one thread while they run,
-through the OpenBLAS that NumPy itself loaded. Where that BLAS is not found (NumPy built
+threads were several times slower than two), so BLAS is held to one thread while they run
+(:class:`tensorgrad._native.openblas.OneThread`). Where that BLAS is not found (NumPy built
 against another), the chunks run in the calling thread instead.
 
 One pool at a time: while tensorgrad's threads are in use, the matrix products of the
-linear layers and the optimizers' updates run on them too, with BLAS held to one thread
-(:func:`own_threads_active` says why); a network without convolutions or pooling leaves
-its products to BLAS's threads, as hand-written NumPy does.
+linear layers (:func:`matmul`) and the optimizers' updates (``_native/axpy.py``) run on them
+too, with BLAS held to one thread (:func:`own_threads_active` says why); a network without
+convolutions or pooling leaves its products to BLAS's threads, as hand-written NumPy does.
 
-``TENSORGRAD_THREADS=N`` in the environment (or ``parallel.THREADS = N``) sets how many
-threads share the work (default: the cores this process may run on); 1 runs everything in
-the calling thread, with BLAS left as it is. The tests run both ways.
+Off-switch: ``TENSORGRAD_THREADS=N`` in the environment (or ``threads.THREADS = N``, or
+``tg.set_num_threads(N)``) sets how many threads share the work (default: the cores this
+process may run on); 1 runs everything in the calling thread, with BLAS left as it is. The
+tests run both ways.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import glob
 import itertools
 import os
 import threading
@@ -34,6 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from tensorgrad._native import openblas
 
 
 def _default_threads() -> int:
@@ -66,9 +67,7 @@ def set_num_threads(threads: int) -> None:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {threads!r}")
     THREADS = threads
-    functions = _openblas_thread_functions()
-    if functions is not None:
-        functions[1](threads)
+    openblas.set_threads(threads)
 
 
 def get_num_threads() -> int:
@@ -96,62 +95,6 @@ def _executor() -> Any:
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tg")
             _pool_pid, _pool_workers = os.getpid(), workers
         return _pool
-
-
-# --------------------------------------------------------------------------- BLAS threads
-_blas: tuple[Any, Any] | bool | None = False  # (get, set) once looked for; None: not found
-
-
-def _openblas_thread_functions() -> tuple[Any, Any] | None:
-    """``(get_num_threads, set_num_threads)`` of the OpenBLAS NumPy loaded, or None."""
-    global _blas
-    if _blas is not False:
-        return _blas  # type: ignore[return-value]
-    _blas = None
-    package = os.path.dirname(np.__file__)
-    paths = glob.glob(os.path.join(package + ".libs", "*openblas*"))
-    paths += glob.glob(os.path.join(package, ".dylibs", "*openblas*"))
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            loaded = maps.read()
-        paths = [p for p in paths if os.path.realpath(p) in loaded]  # NumPy's, no other copy
-    except OSError:
-        pass
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("", "")):
-            get = getattr(library, f"{prefix}openblas_get_num_threads{suffix}", None)
-            set_ = getattr(library, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and set_ is not None:
-                get.restype, get.argtypes = ctypes.c_int, []
-                set_.restype, set_.argtypes = None, [ctypes.c_int]
-                _blas = (get, set_)
-                return _blas
-    return None
-
-
-class _OneBlasThread:
-    """``with _OneBlasThread() as alone:`` holds BLAS to one thread (process-wide:
-    OpenBLAS has no per-thread setting) inside the block; ``alone`` is False where that is
-    not possible. A class rather than a generator: it runs around every matrix product."""
-
-    __slots__ = ("before", "functions")
-
-    def __enter__(self) -> bool:
-        self.functions = functions = _openblas_thread_functions()
-        if functions is None:
-            return False
-        self.before = functions[0]()
-        if self.before != 1:
-            functions[1](1)
-        return True
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.functions is not None and self.before != 1:
-            self.functions[1](self.before)
 
 
 # --------------------------------------------------------------------------- splitting
@@ -184,7 +127,7 @@ def split_batch(
     if threads < 2 or elements < MIN_ELEMENTS:
         return [function(0, batch)]
     bounds = [batch * k // threads for k in range(threads + 1)]
-    with _OneBlasThread() if blas else contextlib.nullcontext(True) as alone:
+    with openblas.OneThread() if blas else contextlib.nullcontext(True) as alone:
         if not alone:
             return [function(0, batch)]
         pool = _executor()
@@ -290,7 +233,7 @@ def matmul(a: Any, b: Any) -> Any:
     ):
         return a @ b
     (m, k), n = a.shape, b.shape[1]
-    with _OneBlasThread() as alone:
+    with openblas.OneThread() as alone:
         if not alone or m * n * k < MIN_PRODUCT or max(m, n) < 2:
             return a @ b
         out = np.empty((m, n), np.result_type(a, b))
