@@ -52,6 +52,7 @@ from tensorgrad.nn.modules.activation import (
 )
 from tensorgrad.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorgrad.nn.modules.container import (
+    FUSERS,
     ModuleDict,
     ModuleList,
     ParameterDict,
@@ -62,7 +63,7 @@ from tensorgrad.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTran
 from tensorgrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from tensorgrad.nn.modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d
 from tensorgrad.nn.modules.flatten import Flatten, Unflatten
-from tensorgrad.nn.modules.linear import Identity, Linear
+from tensorgrad.nn.modules.linear import Identity, Linear, linear_chain
 from tensorgrad.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -113,6 +114,11 @@ from tensorgrad.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+
+# Sequential runs adjacent Linear and ReLU layers as one linear_chain op (container.FUSERS):
+# registered here, where both layer types are known, so that neither module imports the other
+# for it (Conv2d's fusion is registered in conv.py, which needs ReLU and MaxPool2d anyway)
+FUSERS[Linear] = FUSERS[ReLU] = (linear_chain, frozenset((Linear, ReLU)))
 
 __all__ = [
     # issue 22's missing names

@@ -13,6 +13,7 @@ from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
+from tensorgrad.nn.modules.linear import Linear
 from tensorgrad.nn.modules.module import Module
 from tensorgrad.nn.parameter import Parameter
 
@@ -173,8 +174,6 @@ class MultiheadAttention(Module):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        from tensorgrad.nn.modules.linear import Linear
-
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(

@@ -63,12 +63,12 @@ def _check_module(value: Any, where: str) -> Module:
 
 #: layer types that ``Sequential`` runs together as one fused function when two or more follow
 #: each other: for the type that starts a run, the function that turns the run into one
-#: function of the input, and the types the run may go on with. Filled in by the modules that
-#: define the layers: runs of ``Linear`` and ``ReLU`` are one ``linear_chain`` op, a ``Conv2d``
-#: followed by a ``ReLU`` is one ``conv2d_relu`` op (``conv2d_relu_max_pool2d`` with a
-#: ``MaxPool2d`` after them whose windows tile). A speed trick: fewer nodes, and the ReLU
-#: (and the pooling) applied where its input is still in cache, as a hand-written step does
-#: (docs/performance.md).
+#: function of the input, and the types the run may go on with. Filled in where the layer
+#: types are known (``nn/modules/__init__.py``, ``conv.py``): runs of ``Linear`` and
+#: ``ReLU`` are one ``linear_chain`` op, a ``Conv2d`` followed by a ``ReLU`` is one
+#: ``conv2d_relu`` op (``conv2d_relu_max_pool2d`` with a ``MaxPool2d`` after them whose
+#: windows tile). A speed trick: fewer nodes, and the ReLU (and the pooling) applied where
+#: its input is still in cache, as a hand-written step does (docs/performance.md).
 FUSERS: dict[type, tuple[Callable[[tuple[Module, ...]], Callable[[Any], Any]], frozenset]] = {}
 
 

@@ -11,8 +11,6 @@ from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
-from tensorgrad.nn.modules.activation import ReLU
-from tensorgrad.nn.modules.container import FUSERS
 from tensorgrad.nn.modules.module import Module
 from tensorgrad.nn.parameter import Parameter
 
@@ -71,16 +69,17 @@ class Linear(Module):
         )
 
 
-def _linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
+def linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
     """A run of ``Linear`` and ``ReLU`` layers (in ``Sequential``) as a function that runs
     them as the one op ``linear_chain``. The layers' parameters are read at each call, so a
-    parameter replaced since (or a bias removed) is seen."""
+    parameter replaced since (or a bias removed) is seen. (Registered for ``Sequential`` in
+    ``nn/modules/__init__.py``, where both layer types are known.)"""
 
     def run(x: Any) -> Tensor:
         steps: list[str] = []
         params: list[Tensor] = []
         for layer in layers:
-            if type(layer) is ReLU:
+            if type(layer) is not Linear:  # the run's other members are ReLUs
                 steps.append("relu")
             elif layer.bias is None:
                 steps.append("linear")
@@ -91,6 +90,3 @@ def _linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
         return apply(ops.LinearChain(tuple(steps)), as_tensor(x), *params)
 
     return run
-
-
-FUSERS[Linear] = FUSERS[ReLU] = (_linear_chain, frozenset((Linear, ReLU)))
