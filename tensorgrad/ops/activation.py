@@ -86,7 +86,9 @@ class Gelu(Op):
             t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
             self.saved = (x, t)  # backward reuses the tanh on these very arrays
             return 0.5 * x * (1 + t)
-        return 0.5 * x * (1 + call(Erf, x * _INV_SQRT_2))
+        cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
+        self.saved = (x, cdf)  # backward reuses Φ(x) on these very arrays: erf is the cost
+        return x * cdf  # (halving is exact: the same bits as 0.5 · x · (1 + erf))
 
     def scalar_forward(self, x):
         if self.approximate == "tanh":
@@ -100,7 +102,9 @@ class Gelu(Op):
                 t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
             dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
-        cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
+        saved_x, cdf = self.saved if self.saved is not None else (None, None)
+        if x is not saved_x:  # recording on Tensors (create_graph): differentiable again
+            cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
         pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
 
