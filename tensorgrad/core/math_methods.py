@@ -761,7 +761,7 @@ class MathMethods:
 
     def frac(self) -> Any:
         """``x − trunc(x)``: the gradient passes unchanged, as in PyTorch."""
-        _floating_kernel("frac", self)
+        floating_kernel("frac", self)
         return self - self.trunc()
 
     def fix(self) -> Any:
@@ -822,20 +822,20 @@ class MathMethods:
         return out
 
     def hypot(self, other: Any) -> Any:
-        _floating_kernel("hypot", self, other)
+        floating_kernel("hypot", self, other)
         x, y = _float_operands(self, other)
         return (x * x + y * y).sqrt()
 
     def logaddexp(self, other: Any) -> Any:
         """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
-        _floating_kernel("logaddexp", self, other)
+        floating_kernel("logaddexp", self, other)
         x, y = _float_operands(self, other)
         shift = np.maximum(_raw(x), _raw(y))
         shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
         return ((x - shift).exp() + (y - shift).exp()).log() + shift
 
     def logaddexp2(self, other: Any) -> Any:
-        _floating_kernel("logaddexp2", self, other)
+        floating_kernel("logaddexp2", self, other)
         return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
 
     def xlogy(self, other: Any) -> Any:
@@ -864,7 +864,7 @@ class MathMethods:
         """The next representable float after x towards ``other``; the gradient passes to x
         unchanged, as PyTorch's."""
         other = engine.as_tensor(other)
-        _floating_kernel("nextafter", self, other)
+        floating_kernel("nextafter", self, other)
         dtype = array_backend.result_type(self._data, other._data)
         x = engine._cast(self, dtype)
         after = np.nextafter(x._data, other._data.astype(dtype))
@@ -1031,7 +1031,7 @@ class MathMethods:
 
     @numpy_names
     def logcumsumexp(self, dim: int) -> Any:
-        _floating_kernel("logcumsumexp", self)
+        floating_kernel("logcumsumexp", self)
         return apply(ops.LogCumSumExp(dim), _floating_input(self))
 
     @numpy_names
@@ -1218,12 +1218,18 @@ def _floating_input(x: Any) -> Any:
     return x if x.dtype.kind == "f" else x.astype(array_backend.DEFAULT_FLOAT)
 
 
-def floating_kernel(name: str, x: Any) -> Any:
-    """``x``, where PyTorch computes ``name`` for floating tensors only (softmax, gelu, elu,
-    ...): an integer or bool tensor is its NotImplementedError, not a silent cast."""
-    if x.dtype.kind != "f":
+def floating_kernel(name: str, x: Any, *others: Any) -> Any:
+    """``x``, where PyTorch computes ``name`` for floating operands only (softmax, gelu, elu,
+    hypot, ...): integer or bool operands (promoted together with ``others``, numbers
+    included) are its NotImplementedError, not a silent cast."""
+    dtype = (
+        x.dtype
+        if not others
+        else array_backend.result_type(*(_raw(engine.operand(v)) for v in (x, *others)))
+    )
+    if dtype.kind != "f":
         raise NotImplementedError(
-            f'"{name}" not implemented for {x.dtype} tensors (PyTorch has no integer or bool '
+            f'"{name}" not implemented for {dtype} tensors (PyTorch has no integer or bool '
             f"kernel for it; convert with .float())"
         )
     return x
@@ -1484,14 +1490,6 @@ def _float_operands(x: Any, y: Any) -> tuple[Any, Any]:
     x = engine._cast(x, dtype)
     y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
     return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
-
-
-def _floating_kernel(name: str, *operands: Any) -> None:
-    """PyTorch has no integer kernel for ``name``: refuse integer and bool operands as it
-    does, by name (NumPy would compute something)."""
-    dtype = array_backend.result_type(*(_raw(engine.operand(v)) for v in operands))
-    if dtype.kind != "f":
-        raise NotImplementedError(f'"{name}_cpu" not implemented for {dtype}')
 
 
 def _float_binary(op_type: Any, x: Any, y: Any) -> Any:
