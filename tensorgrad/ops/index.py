@@ -178,7 +178,7 @@ def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
             f"{name}: index has {index.ndim} dimensions, the input {len(shape)} (they must match)"
         )
     for d, (i, n) in enumerate(zip(index.shape, shape)):
-        if d != axis and i > n:
+        if d != axis and i > n and index.size:  # an empty index addresses nothing (PyTorch's)
             raise RuntimeError(
                 f"{name}: index of shape {index.shape} is larger than the input of shape "
                 f"{shape} in dimension {d}"

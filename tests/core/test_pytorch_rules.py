@@ -393,3 +393,11 @@ def test_converting_many_elements_to_a_number_is_a_value_error_as_in_pytorch():
         with pytest.raises(ValueError, match="2 elements") as info:
             convert(tg.ones(2))
         assert isinstance(info.value, RuntimeError)
+
+
+def test_gather_and_scatter_add_with_an_empty_index_address_nothing():
+    """An index with no element is not checked against the input's other sizes (PyTorch's),
+    found by the slow differential fuzz: index (0, 1) on an input (2, 0)."""
+    index = tg.zeros(0, 1, dtype=tg.int64)
+    assert tg.gather(tg.zeros(2, 0), 0, index).shape == (0, 1)
+    assert tg.zeros(2, 0).scatter_add(0, index, tg.zeros(0, 1)).shape == (2, 0)
