@@ -1406,7 +1406,7 @@ def _tensor_argument(name: str, other: Any) -> Any:
 def _check_alpha(name: str, x: Any, other: Any, alpha: Any) -> Any:
     """``alpha`` by PyTorch's rules: a float alpha needs a floating result, and a bool result
     takes it as a bool (``add(True, True, alpha=2)`` is True, not 3)."""
-    if alpha is True or (alpha == 1 and not isinstance(alpha, float)):
+    if type(alpha) is int and alpha == 1:  # (True is checked: a bool alpha needs a bool result)
         return alpha
     dtype = array_backend.result_type(_raw(x), _raw(engine.operand(other)))
     if isinstance(alpha, bool) and dtype != np.bool_:

@@ -401,3 +401,11 @@ def test_gather_and_scatter_add_with_an_empty_index_address_nothing():
     index = tg.zeros(0, 1, dtype=tg.int64)
     assert tg.gather(tg.zeros(2, 0), 0, index).shape == (0, 1)
     assert tg.zeros(2, 0).scatter_add(0, index, tg.zeros(0, 1)).shape == (2, 0)
+
+
+def test_a_bool_alpha_needs_a_bool_result_even_when_it_is_true():
+    """``add(False, 0, alpha=True)`` is int64: PyTorch refuses the bool alpha (found by the
+    slow differential fuzz); with a bool result it is fine."""
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        tg.add(tg.tensor(False), 0, alpha=True)
+    assert tg.add(tg.tensor(False), tg.tensor(True), alpha=True).item() is True
