@@ -26,7 +26,6 @@ import argparse
 import gc
 import json
 import os
-import sys
 import time
 
 import numpy as np
@@ -489,22 +488,7 @@ def separate_table(sizes: tuple[int, ...], rounds: int) -> str:
 
 
 def _in_subprocess(job: dict) -> dict:
-    import subprocess
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    job = {**job, "threads": common.blas()[1]}
-    if job["kind"] != "tensorgrad":  # as its users run it: glibc's malloc untouched
-        env["TENSORGRAD_KEEP_MEMORY"] = "0"
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench.cnn", "--worker", json.dumps(job)],
-        cwd=root, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if completed.returncode != 0:
-        raise RuntimeError(f"cnn memory worker {job} failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return common.in_subprocess("bench.cnn", job)
 
 
 def memory_table(batch_size: int, steps: int) -> str:

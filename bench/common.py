@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import json
 import os
 import platform
 import statistics
@@ -284,3 +285,25 @@ def verdict(value: float, target: float, higher_is_better: bool = True) -> str:
 def python_command() -> str:
     """How this process was started, for the report."""
     return " ".join([os.path.basename(sys.executable), *sys.orig_argv[1:]])
+
+
+def in_subprocess(module: str, job: dict) -> dict:
+    """Run ``python -m <module> --worker <job>`` in a fresh process and return the JSON
+    dict its last line prints: a library timed alone in its process. PyTorch's worker runs
+    with glibc's malloc untouched, as its users get it (``TENSORGRAD_KEEP_MEMORY=0``)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    job = {**job, "threads": blas()[1]}
+    if job["kind"] != "tensorgrad":
+        env["TENSORGRAD_KEEP_MEMORY"] = "0"
+    completed = subprocess.run(
+        [sys.executable, "-m", module, "--worker", json.dumps(job)],
+        cwd=root, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if completed.returncode != 0:
+        raise RuntimeError(f"{module} worker {job} failed:\n{completed.stderr}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])

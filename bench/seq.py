@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -262,22 +260,7 @@ def rate_worker(kind: str, config: Config, steps: int, rounds: int) -> dict:
 
 
 def _in_subprocess(job: dict) -> dict:
-    import subprocess
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    job = {**job, "threads": common.blas()[1]}
-    if job["kind"] != "tensorgrad":  # as its users run it: glibc's malloc untouched
-        env["TENSORGRAD_KEEP_MEMORY"] = "0"
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench.seq", "--worker", json.dumps(job)],
-        cwd=root, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if completed.returncode != 0:
-        raise RuntimeError(f"seq worker {job} failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return common.in_subprocess("bench.seq", job)
 
 
 def _verdict(ratio: float, target: float) -> str:
