@@ -4,9 +4,11 @@ log-softmax."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from tensorgrad.ops import elementwise
 from tensorgrad.ops.base import Op, call, normalize_axis, reduction_axes, shape_of
 from tensorgrad.ops.elementwise import Erf
 
@@ -71,6 +73,14 @@ _INV_SQRT_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
+def _normal_cdf(x: Any) -> Any:
+    """``Φ(x) = (1 + erf(x / √2)) / 2``: on float32 arrays in one :func:`erf_float32` call
+    (fewer passes), else through the ``erf`` op (recorded on Tensors, SciPy's on float64)."""
+    if elementwise.FAST_ERF and type(x) is np.ndarray and x.dtype == np.float32:
+        return elementwise.erf_float32(x, scale=_INV_SQRT_2, shift=0.5, factor=0.5)
+    return 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
+
+
 class Gelu(Op):
     """GELU, ``x * Φ(x)``: exact (``approximate="none"``, with erf) or the tanh approximation."""
 
@@ -86,7 +96,7 @@ class Gelu(Op):
             t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
             self.saved = (x, t)  # backward reuses the tanh on these very arrays
             return 0.5 * x * (1 + t)
-        cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
+        cdf = _normal_cdf(x)
         self.saved = (x, cdf)  # backward reuses Φ(x) on these very arrays: erf is the cost
         return x * cdf  # (halving is exact: the same bits as 0.5 · x · (1 + erf))
 
@@ -105,8 +115,17 @@ class Gelu(Op):
         saved_x, cdf = self.saved if self.saved is not None else (None, None)
         if x is not saved_x:  # recording on Tensors (create_graph): differentiable again
             cdf = 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
-        pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        return (grad * (cdf + x * pdf),)
+        if type(x) is not np.ndarray or type(grad) is not np.ndarray:
+            pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+            return (grad * (cdf + x * pdf),)
+        slope = np.multiply(x, x, out=np.empty_like(x))  # Φ(x) + x·φ(x), in place
+        slope *= -0.5
+        np.exp(slope, out=slope)
+        slope *= x
+        slope *= _INV_SQRT_2PI
+        slope += cdf
+        slope *= grad
+        return (slope,)
 
     def jvp(self, tangents, out, x):
         return self.backward(tangents[0], out, x)[0]  # a diagonal Jacobian: J·t = Jᵀ·t

@@ -19,12 +19,28 @@ def _linear(where: str, x: Any, weight: Any, bias: Any) -> Any:
     if weight.ndim != 2 or (bias is not None and (bias.ndim != 1 or len(bias) != len(weight))):
         raise ValueError(_linear_error(where, x, weight, bias))
     try:
-        out = threads.matmul(x, weight.T)
+        out = _matmul_rows(x, weight.T)
     except ValueError:
         raise ValueError(_linear_error(where, x, weight, bias)) from None
     if bias is not None:
         out += bias
     return out
+
+
+def _matmul_rows(x: Any, matrix: Any) -> Any:
+    """``x @ matrix`` for x of shape (..., n): a C-ordered array's leading axes flattened
+    into one row axis first, so that BLAS makes one product, not one per leading index
+    (NumPy's batched matmul: 20 % slower for a GPT's (32, 32, 64) activations)."""
+    if (
+        type(x) is np.ndarray
+        and type(matrix) is np.ndarray
+        and x.ndim > 2
+        and x.size
+        and x.flags.c_contiguous
+        and x.shape[-1] == len(matrix)
+    ):
+        return threads.matmul(x.reshape(-1, x.shape[-1]), matrix).reshape(*x.shape[:-1], -1)
+    return threads.matmul(x, matrix)
 
 
 def _linear_error(where: str, x: Any, weight: Any, bias: Any) -> str:
@@ -44,7 +60,7 @@ def _linear_error(where: str, x: Any, weight: Any, bias: Any) -> str:
 
 def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, need_db: bool):
     """The gradients (dx, dw, db) of ``x @ weight.T + bias``, each only where needed."""
-    dx = threads.matmul(grad, weight) if need_dx else None
+    dx = _matmul_rows(grad, weight) if need_dx else None
     if grad.ndim != 2:  # (..., out) and (..., in): the batch axes flattened into one
         out_features, in_features = weight.shape
         batch = int(np.prod(grad.shape[:-1]))  # not -1: a size-0 feature axis leaves it open
