@@ -417,11 +417,23 @@ def _variance(info: NodeInfo) -> str:
 def _normalize(info: NodeInfo) -> str:
     """``(x − mean) / sqrt(var + eps)`` over the op's axes, in the forward's own steps (ONNX
     Runtime fuses the pattern into its LayerNormalization kernel when the axes trail)."""
-    x, axes = info.name(0), info.op.axes
+    return _normalized(info, info.name(0), info.op.axes, info.op.eps)
+
+
+def _normalized(info: NodeInfo, x: str, axes: tuple[int, ...], eps: float) -> str:
     centered = info.add("Sub", [x, _reduce(info, "ReduceMean", x, axes, True)])
     var = _reduce(info, "ReduceMean", info.add("Mul", [centered, centered]), axes, True)
-    std = info.add("Sqrt", [info.add("Add", [var, info.constant(info.op.eps)])])
+    std = info.add("Sqrt", [info.add("Add", [var, info.constant(eps)])])
     return info.add("Mul", [centered, info.add("Reciprocal", [std])])
+
+
+@converts(ops.LayerNorm)
+def _layer_norm(info: NodeInfo) -> str:
+    """The fused layer norm as its three steps: normalize, times weight, plus bias."""
+    ndim = np.ndim(info.arrays[0])
+    axes = tuple(range(ndim - info.op.dims, ndim))
+    normalized = _normalized(info, info.name(0), axes, info.op.eps)
+    return info.add("Add", [info.add("Mul", [normalized, info.name(1)]), info.name(2)])
 
 
 @converts(ops.Cumsum)

@@ -91,7 +91,7 @@ from tensorgrad.ops.index import (
 from tensorgrad.ops.linalg import MatMul
 from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
-from tensorgrad.ops.norm import Normalize
+from tensorgrad.ops.norm import LayerNorm, Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
 from tensorgrad.ops.recurrent import GRUCell, LSTMCell
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
@@ -148,6 +148,7 @@ __all__ = [
     "GetItem",
     "IndexAdd",
     "LSTMCell",
+    "LayerNorm",
     "LeakyRelu",
     "Lgamma",
     "Linear",

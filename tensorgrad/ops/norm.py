@@ -61,3 +61,90 @@ class Normalize(Op):
 
     def jvp(self, tangents, out, x):
         return self.backward(tangents[0], out, x)[0]  # its Jacobian is symmetric: J·t = Jᵀ·t
+
+
+class LayerNorm(Op):
+    """Layer normalisation with its affine part, ``x̂ · weight + bias`` with x̂ the
+    :class:`Normalize` of ``x`` over its last ``dims`` axes, as one op: three recorded ops
+    (normalize, multiply, add) and their temporaries become one, as PyTorch's
+    ``native_layer_norm``. ``weight`` and ``bias`` have the normalised shape.
+
+    With g the incoming gradient and ĝ = g · weight, the VJP is ``dbias = Σ g``,
+    ``dweight = Σ g · x̂`` (sums over the leading axes) and
+    ``dx = σ⁻¹ · (ĝ − mean(ĝ) − x̂ · mean(ĝ · x̂))`` (means over the normalised axes).
+    ``saved`` keeps x̂ and σ⁻¹ for backward.
+    """
+
+    name = "layer_norm"
+    uses_output = False
+
+    def __init__(self, dims: int, eps: float):
+        self.dims, self.eps = dims, eps
+
+    def _axes(self, x: Any) -> tuple[int, ...]:
+        ndim = np.ndim(x)
+        return tuple(range(ndim - self.dims, ndim))
+
+    def forward(self, x, weight, bias):
+        axes = self._axes(x)
+        count = int(np.prod(np.shape(x)[len(np.shape(x)) - self.dims :], dtype=np.int64))
+        centered = x - np.add.reduce(x, axis=axes, keepdims=True) / max(count, 1)
+        square = centered * centered
+        var = np.add.reduce(square, axis=axes, keepdims=True) / max(count, 1)
+        inverse_std = 1.0 / np.sqrt(var + self.eps)
+        centered *= inverse_std
+        self.saved = (centered, inverse_std)
+        np.multiply(centered, weight, out=square)
+        square += bias
+        return square
+
+    def scalar_forward(self, x, weight, bias):
+        normalized = Normalize(self._axes(x), self.eps).scalar_forward(x)
+        return object_arrays.objects(normalized * weight + bias)
+
+    def backward(self, grad, out, x, weight, bias):
+        nx, nw, nb = self.needs_input_grad
+        axes = self._axes(x)
+        lead = tuple(range(np.ndim(x) - self.dims))
+        if isinstance(x, np.ndarray) and isinstance(grad, np.ndarray):
+            normalized, inverse_std = self.saved
+        else:  # recording on Tensors (create_graph): recomputed from x, differentiable again
+            op = Normalize(axes, self.eps)
+            inverse_std = op._inverse_std(x)
+            normalized = (x - x.mean(axis=axes, keepdims=True)) * inverse_std
+        db = grad.sum(axis=lead) if nb and lead else grad if nb else None
+        dw = None
+        if nw:
+            dw = (grad * normalized).sum(axis=lead) if lead else grad * normalized
+        dx = None
+        if nx:
+            g = grad * weight
+            mean_g = g.mean(axis=axes, keepdims=True)
+            mean_gx = (g * normalized).mean(axis=axes, keepdims=True)
+            if type(g) is np.ndarray and type(normalized) is np.ndarray:  # in place on g
+                g -= mean_g
+                mean_gx = normalized * mean_gx
+                g -= mean_gx
+                g *= inverse_std
+                dx = g
+            else:
+                dx = inverse_std * (g - mean_g - normalized * mean_gx)
+        return dx, dw, db
+
+    def jvp(self, tangents, out, x, weight, bias):
+        """``ẋ ↦ J_x ẋ · weight``, plus ``x̂ · ẇ + ḃ`` (J_x of normalize is symmetric)."""
+        tx, tw, tb = (*tangents, None, None)[:3]
+        axes = self._axes(x)
+        op = Normalize(axes, self.eps)
+        inverse_std = op._inverse_std(x)
+        normalized = (x - x.mean(axis=axes, keepdims=True)) * inverse_std
+        result = None
+        if tx is not None:
+            mean_t = tx.mean(axis=axes, keepdims=True)
+            mean_tx = (tx * normalized).mean(axis=axes, keepdims=True)
+            result = inverse_std * (tx - mean_t - normalized * mean_tx) * weight
+        if tw is not None:
+            result = normalized * tw if result is None else result + normalized * tw
+        if tb is not None:
+            result = tb if result is None else result + tb
+        return result

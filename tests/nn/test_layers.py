@@ -283,3 +283,30 @@ def test_normalize_second_derivative(check_gradient):
         return g
 
     check_gradient(grad_of_layer_norm, [x])
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "composed"])
+def test_layer_norm_with_and_without_the_fused_op(monkeypatch, fused):
+    """``F.layer_norm`` with weight and bias runs as one op (``FUSE_LAYER_NORM``) or as
+    normalize, multiply and add: the same values and gradients, against float64 NumPy."""
+    from tensorgrad.nn.functional import normalization
+
+    monkeypatch.setattr(normalization, "FUSE_LAYER_NORM", fused)
+    rng = np.random.default_rng(4)
+    x64, w64, b64 = rng.standard_normal((3, 5, 8)), rng.standard_normal(8), rng.standard_normal(8)
+    g64 = rng.standard_normal((3, 5, 8))
+    x, w, b = (tg.tensor(a.astype(np.float32), requires_grad=True) for a in (x64, w64, b64))
+    out = F.layer_norm(x, 8, w, b)
+    assert type(out.grad_fn.op).__name__ == ("LayerNorm" if fused else "Add")
+    out.backward(tg.tensor(g64.astype(np.float32)))
+    mean = x64.mean(-1, keepdims=True)
+    inverse_std = 1 / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    normalized = (x64 - mean) * inverse_std
+    gn = g64 * w64
+    dx = inverse_std * (
+        gn - gn.mean(-1, keepdims=True) - normalized * (gn * normalized).mean(-1, keepdims=True)
+    )
+    np.testing.assert_allclose(out.detach().numpy(), normalized * w64 + b64, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), dx, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), (g64 * normalized).sum((0, 1)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), g64.sum((0, 1)), rtol=1e-5, atol=1e-5)

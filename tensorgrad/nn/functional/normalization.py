@@ -13,6 +13,10 @@ from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
+#: layer_norm with weight and bias as one op (``ops.LayerNorm``), not normalize, multiply and
+#: add: a GPT normalises five times a step, and each recorded op costs (docs/performance.md)
+FUSE_LAYER_NORM = True
+
 
 def batch_norm(
     input: Tensor,
@@ -82,6 +86,14 @@ def layer_norm(
             f"layer_norm: input of shape {x.shape} does not end with normalized_shape {shape}"
         )
     floating_kernel("layer_norm", x)
+    if (
+        FUSE_LAYER_NORM
+        and isinstance(weight, Tensor)
+        and isinstance(bias, Tensor)
+        and weight.shape == shape == bias.shape
+        and weight.dtype == x.dtype == bias.dtype
+    ):
+        return apply(ops.LayerNorm(len(shape), eps), x, weight, bias)
     out = apply(ops.Normalize(tuple(range(x.ndim - len(shape), x.ndim)), eps), x)
     if weight is not None:
         out = out * weight
