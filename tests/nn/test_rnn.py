@@ -318,3 +318,30 @@ def test_pad_sequence_and_pack_sequence_agree_with_pytorch(torch):
     b = torch_rnn.pack_sequence([torch.tensor(s) for s in seqs], enforce_sorted=False)
     np.testing.assert_array_equal(_numpy(a.data), _numpy(b.data))
     assert a.sorted_indices.tolist() == b.sorted_indices.tolist()
+
+
+@pytest.mark.parametrize("halving", [True, False], ids=["halving", "one_slice_per_step"])
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_step_rows_by_halving_or_one_slice_per_step(monkeypatch, halving, mode):
+    """The input projection is cut into steps by halving (``HALVING_SPLIT``) or one slice
+    per step: the same pieces, outputs and gradients, packed (uneven steps) or not."""
+    from tensorgrad.nn.modules import rnn as rnn_module
+
+    offsets = [0, 3, 6, 8, 9, 10, 11]
+    x = tg.tensor(np.arange(22.0).reshape(11, 2))
+    pieces = rnn_module._step_rows(x, offsets)
+    for t, piece in enumerate(pieces):
+        np.testing.assert_array_equal(piece.numpy(), x.numpy()[offsets[t] : offsets[t + 1]])
+    results = {}
+    for flag in (halving, not halving):
+        monkeypatch.setattr(rnn_module, "HALVING_SPLIT", flag)
+        tg.manual_seed(5)
+        layer = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True)
+        seqs = [tg.tensor(np.random.default_rng(n).standard_normal((n, 3))) for n in (7, 5, 2)]
+        packed = rnn_utils.pack_sequence(seqs)
+        out, _ = layer(packed)
+        out.data.square().sum().backward()
+        results[flag] = (out.data.detach().numpy(), [p.grad.numpy() for p in layer.parameters()])
+    np.testing.assert_allclose(results[True][0], results[False][0], rtol=1e-12, atol=1e-12)
+    for a, b in zip(results[True][1], results[False][1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
