@@ -25,6 +25,10 @@ def _swap(x: Any) -> Any:
     return x.swapaxes(-1, -2)
 
 
+#: the probabilities computed keys-major (Pᵀ in C order): NumPy's max over a short contiguous
+#: row (P's softmax axis) was 4× slower than across rows, the largest part of attention's forward
+KEYS_MAJOR = True
+
 _CAUSAL: dict[tuple, np.ndarray] = {}
 
 
@@ -82,6 +86,8 @@ class ScaledDotProductAttention(Op):
 
     def _probabilities_of_arrays(self, q: np.ndarray, k: np.ndarray, mask: Any) -> np.ndarray:
         """As :meth:`_probabilities`, in place on one fresh array (forward's common case)."""
+        if KEYS_MAJOR:
+            return _swap(self._keys_major_probabilities(q, k, mask))
         scores = np.matmul(q, _swap(k))
         if scores.dtype.kind != "f":
             scores = scores.astype(np.float64)
@@ -94,6 +100,29 @@ class ScaledDotProductAttention(Op):
             else:
                 scores = scores + mask
         return _softmax_in_place(scores)
+
+    def _keys_major_probabilities(self, q: np.ndarray, k: np.ndarray, mask: Any) -> np.ndarray:
+        """Pᵀ, of shape (..., S, L) in C order: the softmax then reduces over axis −2, whose
+        elements lie a row apart, where NumPy's reductions run across whole rows at once."""
+        scores = np.matmul(k, _swap(q))
+        if scores.dtype.kind != "f":
+            scores = scores.astype(np.float64)
+        scores *= self.scale
+        if self.causal:
+            length, source = scores.shape[-1], scores.shape[-2]
+            scores += causal_bias(length, source, scores.dtype).T
+        if mask is not None:
+            ndim = np.ndim(mask)  # (a 1-D mask runs along the keys: a column here)
+            mask_t = _swap(mask) if ndim >= 2 else mask.reshape(-1, 1) if ndim else mask
+            if np.broadcast_shapes(scores.shape, np.shape(mask_t)) == scores.shape:
+                scores += mask_t
+            else:
+                scores = scores + mask_t
+        if scores.size:
+            scores -= np.maximum.reduce(scores, axis=-2, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= np.add.reduce(scores, axis=-2, keepdims=True)
+        return scores
 
     def forward(self, q, k, v, mask=None, dropout=None):
         qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
@@ -119,6 +148,22 @@ class ScaledDotProductAttention(Op):
         dv = sum_to(_swap(kept) @ grad, shape_of(v)) if nv else None
         if not (nq or nk or nmask):
             return (None, None, dv, None, None)
+        if (
+            type(p) is np.ndarray
+            and type(grad) is np.ndarray
+            and type(v) is np.ndarray
+            and _swap(p).flags.c_contiguous
+        ):  # Pᵀ in C order (KEYS_MAJOR): dSᵀ in the same layout, in place on a fresh dPᵀ
+            p_t = _swap(p)
+            dp_t = v @ _swap(grad)
+            if dropout is not None:
+                dp_t *= _swap(dropout)
+            dp_t -= np.add.reduce(dp_t * p_t, axis=-2, keepdims=True)
+            dp_t *= p_t
+            dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
+            dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
+            dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None
+            return (dq, dk, dv, dmask, None)
         dp = grad @ _swap(v)
         if type(dp) is np.ndarray and type(p) is np.ndarray:  # in place on the fresh dp
             if dropout is not None:

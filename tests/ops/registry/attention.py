@@ -44,6 +44,8 @@ def _samples(rng: np.random.Generator) -> list[Sample]:
         Sample(qkv((2,), 4, 3), {"scale": 0.5, "causal": True}, "causal_rectangular"),
         Sample((*qkv((2,), 3, 4), uniform(rng, (3, 4))), {"scale": 0.6}, "float_mask"),
         Sample((*qkv((2,), 3, 4), uniform(rng, (2, 1, 4))), {"scale": 0.6}, "mask_bcast"),
+        Sample((*qkv((2,), 3, 4), uniform(rng, (4,))), {"scale": 0.6}, "mask_1d"),
+        Sample((*qkv((2,), 3, 4), uniform(rng, (2, 2, 3, 4))), {"scale": 0.6}, "mask_grows"),
         Sample(qkv((2,), 3, 4), {"scale": 0.5, "dropout": keep}, "dropout"),
         Sample(qkv((1,), 1, 1, 1, 1), {"scale": 1.0}, "size1"),
         Sample(qkv((0,), 3, 4), {"scale": 0.5}, "empty_batch"),
