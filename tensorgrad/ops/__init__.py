@@ -26,6 +26,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
 ``windows``        (helpers) window views, padding and memory layout that conv and pool share
 ``im2col``         (helpers) conv2d's fast path: channels-last im2col in chunks, over threads
+``sums``           (helpers) row and column sums of matrices through BLAS: layer norm, linear
 =================  ==========================================================================
 """
 

@@ -10,6 +10,7 @@ import numpy as np
 from tensorgrad._native import threads
 from tensorgrad.ops.activation import Relu
 from tensorgrad.ops.base import Op, add_tangents, call
+from tensorgrad.ops.sums import column_sums
 
 
 def _linear(where: str, x: Any, weight: Any, bias: Any) -> Any:
@@ -66,10 +67,9 @@ def _linear_vjp(grad: Any, x: Any, weight: Any, need_dx: bool, need_dw: bool, ne
         batch = int(np.prod(grad.shape[:-1]))  # not -1: a size-0 feature axis leaves it open
         grad, x = grad.reshape(batch, out_features), x.reshape(batch, in_features)
     dw = threads.matmul(grad.T, x) if need_dw else None
-    if need_db:  # on arrays, the ufunc itself (``sum`` goes through a Python wrapper)
-        db = np.add.reduce(grad, 0) if type(grad) is np.ndarray else grad.sum(axis=0)
-    else:
-        db = None
+    db = None
+    if need_db:  # on arrays through BLAS (ops/sums.py)
+        db = column_sums(grad) if type(grad) is np.ndarray else grad.sum(axis=0)
     return dx, dw, db
 
 
