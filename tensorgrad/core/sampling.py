@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorgrad import array_backend
 from tensorgrad.core.args import shape_args
+from tensorgrad.core import engine
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.generator import numpy_generator
 from tensorgrad.core.tensor import Tensor
@@ -36,6 +37,7 @@ def _is_number(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- multinomial
+@engine.reads_values
 def multinomial(
     input: Any, num_samples: int, replacement: bool = False, *, generator: Any = None
 ) -> Tensor:
