@@ -495,9 +495,9 @@ def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     k = len(levels)
     if levels_of(x) and _prefixable(op.index):
         return batched(_run(_fresh(op, index=_prefixed(op.index, k)), lift(x, levels)), levels)
-    if not levels_of(x) and type(op.index) is np.ndarray and op.index.dtype.kind in "iu":
-        if levels_of(op.index) == levels:
-            return batched(_run(op, x), levels)
+    index = op.index
+    if not levels_of(x) and type(index) is np.ndarray and index.dtype.kind in "iu":
+        return batched(_run(op, x), levels)  # (the index is what is batched)
     return NotImplemented
 
 

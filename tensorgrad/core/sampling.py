@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
-from tensorgrad.core.args import shape_args
 from tensorgrad.core import engine
+from tensorgrad.core.args import shape_args
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.generator import numpy_generator
 from tensorgrad.core.tensor import Tensor

@@ -6,7 +6,6 @@ import numpy as np
 
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
-
 #: two shortcuts for stacks of products, where NumPy's matmul makes one small BLAS call per
 #: stack element (vmap's per-sample products): a right operand that is one matrix broadcast
 #: over its stack axes (all their strides 0: per-sample copies of a weight) is multiplied as

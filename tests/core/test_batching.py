@@ -18,7 +18,6 @@ import tensorgrad as tg
 from tensorgrad import func, ops
 from tensorgrad.core import batching
 from tests.ops.registry import cases, outputs
-from tests.ops.test_registry import defined_ops
 
 SCALES = (1.0, 0.999, 0.998)
 CASES = cases(max_size=400)
@@ -210,7 +209,7 @@ def test_comparisons_masks_and_reductions_see_one_sample():
     np.testing.assert_array_equal(masked.numpy(), [3.0, 4.0])
     order = func.vmap(lambda r: r.argsort())(x)
     np.testing.assert_array_equal(order.numpy(), np.argsort(x.numpy(), axis=1))
-    values, indices = func.vmap(lambda r: r.max(0))(x)
+    _, indices = func.vmap(lambda r: r.max(0))(x)
     np.testing.assert_array_equal(indices.numpy(), [2, 2])
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         func.vmap(lambda r: r * float(r.sum()))(x)
