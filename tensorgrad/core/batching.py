@@ -70,6 +70,10 @@ class BatchedTensor(Tensor):
 
     @property
     def shape(self) -> tuple[int, ...]:
+        # the logical shape while vmap's rules are on; the array's inside a rule or a
+        # backward sweep, which work on the arrays as they are
+        if not engine.state.vmapping:
+            return self._data.shape
         return self._data.shape[len(self._levels) :]
 
     @property
@@ -80,7 +84,7 @@ class BatchedTensor(Tensor):
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim - len(self._levels)
+        return len(self.shape)
 
     def dim(self) -> int:
         return self.ndim
@@ -214,8 +218,9 @@ def close_level(level: int) -> None:
         state.sizes, state.arrays = {}, {}
 
 
-class _Physical:
-    """Inside a rule: ops run on the arrays as they are, not through the rules again."""
+class physical:
+    """Ops run on the arrays as they are, not through the rules: inside a rule, and for a
+    backward sweep (which works on the arrays the forward recorded)."""
 
     def __enter__(self) -> None:
         self.saved = engine.state.vmapping
@@ -227,7 +232,7 @@ class _Physical:
 
 def _run(op: ops.Op, *inputs: Any) -> Tensor:
     """Run ``op`` on the arrays as they are (recorded), inside a rule."""
-    with _Physical():
+    with physical():
         return engine.apply(op, *inputs)
 
 
@@ -368,25 +373,25 @@ def apply_inplace(op: ops.Op, target: Tensor, others: Sequence[Any]) -> Tensor |
         rank = max(_logical_ndim(x) for x in (target, *others))
         if rank > _logical_ndim(target):
             return None  # the engine's own check refuses the broadcast, naming the shapes
-        physical = [lift(x, levels, rank) for x in others]
+        lined_up = [lift(x, levels, rank) for x in others]
     elif isinstance(op, ops.SetItem) and _prefixable(op.index):
         region = np.ndim(np.broadcast_to(0, target.shape)[op.index])
         op = copy.copy(op)
         op.index = _prefixed(op.index, len(levels))
-        physical = list(others)
+        lined_up = list(others)
         if others and levels_of(others[0]):
             value = others[0]
             extra = value.ndim - region  # leading 1s beyond the region's rank: dropped
             if extra > 0 and all(n == 1 for n in value.shape[:extra]):
                 value = dispatch(ops.Reshape(value.shape[extra:]), value)
-            physical = [lift(value, levels, region)]
+            lined_up = [lift(value, levels, region)]
     else:
         raise RuntimeError(
             f"vmap: {name} has no batching rule for in-place use on a batched tensor; "
             "write it out of place"
         )
-    with _Physical():
-        engine.apply_inplace(op, target, *physical)
+    with physical():
+        engine.apply_inplace(op, target, *lined_up)
     return target
 
 

@@ -15,6 +15,8 @@ STACKED_SHORTCUTS = True
 
 
 def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if type(x) is not np.ndarray or type(y) is not np.ndarray:  # Tensors: a recorded backward
+        return x @ y
     if not STACKED_SHORTCUTS or x.ndim < 3 or y.ndim < 2 or not x.size or not y.size:
         return np.matmul(x, y)
     if x.shape[-1] == 1 and y.shape[-2] == 1:
