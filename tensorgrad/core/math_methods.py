@@ -645,7 +645,7 @@ class MathMethods:
         if dtype == self.dtype:
             return self
         if self.requires_grad and not array_backend.is_floating(dtype):
-            return wrap(self._data.astype(dtype))
+            return apply(ops.Cast(dtype), self.detach())
         return apply(ops.Cast(dtype), self)
 
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -1554,6 +1554,7 @@ def _same_dtype(name: str, x: Any, y: Any) -> None:
         )
 
 
+@engine.reads_values
 def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
     other = _raw(engine.operand(y))
     dtype = array_backend.result_type(x._data, other)

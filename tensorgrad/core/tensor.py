@@ -567,6 +567,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def __rrshift__(self, other: Any) -> Tensor:
         return _compare(np.right_shift, other, self)
 
+    @engine.reads_values
     def __invert__(self) -> Tensor:
         if self.dtype.kind == "f":
             raise TypeError(f"~ is defined for bool and integer tensors, not {self.dtype}")

@@ -292,3 +292,28 @@ def test_a_sequential_mlp_batches_for_real_with_shared_and_per_sample_weights():
         np.testing.assert_allclose(
             grads["0.weight"][i].numpy(), model[0].weight.grad.numpy(), rtol=1e-10
         )
+
+
+class _Cube(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * grad
+
+
+def test_custom_functions_and_raw_value_methods_see_one_sample():
+    x = tg.tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(func.vmap(lambda r: _Cube.apply(r).sum())(x).numpy(), [9, 216])
+    grads = func.vmap(func.grad(lambda r: _Cube.apply(r).sum()))(x)
+    np.testing.assert_array_equal(grads.numpy(), 3 * x.numpy() ** 2)
+    ints = tg.tensor(np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(func.vmap(lambda r: (~(r > 2)).sum())(ints).numpy(), [3, 0])
+    np.testing.assert_array_equal(func.vmap(lambda r: (r & 1).sum())(ints).numpy(), [1, 2])
+    w = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    np.testing.assert_array_equal(func.vmap(lambda r: r.long().sum())(w).numpy(), [3, 12])
+    np.testing.assert_array_equal(func.vmap(lambda r: r.isnan().sum())(x).numpy(), [0, 0])
