@@ -428,3 +428,92 @@ def _normalize(info: NodeInfo) -> str:
 def _cumsum(info: NodeInfo) -> str:
     axis = info.constant(np.asarray(info.op.axis % np.ndim(info.arrays[0]), np.int64))
     return info.add("CumSum", [info.name(0), axis])
+
+
+@converts(ops.ConvTranspose2d)
+def _conv_transpose2d(info: NodeInfo) -> str:
+    """ONNX's ConvTranspose, whose output size is PyTorch's: ``(H − 1)·s − 2p + d·(k − 1) +
+    output_padding + 1``; the weight is laid out as PyTorch's (in, out/groups, kH, kW)."""
+    op = info.op
+    (ph, pw), (oh, ow) = op.padding, op.output_padding
+    inputs = [info.name(0), info.name(1)]
+    if len(info.arrays) > 2 and info.arrays[2] is not None:
+        inputs.append(info.name(2))
+    return info.add(
+        "ConvTranspose",
+        inputs,
+        kernel_shape=list(np.shape(info.arrays[1])[2:]),
+        strides=list(op.stride),
+        dilations=list(op.dilation),
+        pads=[ph, pw, ph, pw],
+        output_padding=[oh, ow],
+        group=op.groups,
+    )
+
+
+# ----------------------------------------------------------------------------- sequences
+@converts(ops.ScaledDotProductAttention)
+def _attention(info: NodeInfo) -> str:
+    """``Softmax(q kᵀ · scale + mask) v`` with the forward's own steps. The causal mask is
+    built from the scores' shape (``Range`` of the query and key positions), so that the
+    sequence length may vary; a dropout mask (``dropout_p > 0``) would be a constant and is
+    refused."""
+    if len(info.arrays) > 4 and info.arrays[4] is not None:
+        raise info.refuse("with dropout_p > 0 (a random mask) has no ONNX mapping; use 0 in eval")
+    q, k, v = info.name(0), info.name(1), info.name(2)
+    rank = np.ndim(info.arrays[1])
+    swapped = [*range(rank - 2), rank - 1, rank - 2]
+    scores = info.add("MatMul", [q, info.add("Transpose", [k], perm=swapped)])
+    scores = info.add("Mul", [scores, info.constant(info.op.scale)])
+    if info.op.causal:
+        shape = info.add("Shape", [scores])
+        int64 = np.int64
+
+        def size(axis: int) -> str:
+            return info.add("Gather", [shape, info.constant(np.asarray(axis, int64))], axis=0)
+
+        zero, one = info.constant(np.asarray(0, int64)), info.constant(np.asarray(1, int64))
+        rows = info.add("Range", [zero, size(-2), one])
+        cols = info.add("Range", [zero, size(-1), one])
+        above = info.add("Greater", [cols, info.add("Unsqueeze", [rows, info.ints([1])])])
+        scores = info.add("Where", [above, info.constant(-np.inf), scores])
+    if len(info.arrays) > 3 and info.arrays[3] is not None:
+        scores = info.add("Add", [scores, info.name(3)])
+    return info.add("MatMul", [info.add("Softmax", [scores], axis=-1), v])
+
+
+def _split_last(info: NodeInfo, value: str, parts: int, size: int) -> list[str]:
+    """``value``'s last axis cut into ``parts`` blocks of ``size``."""
+    last = info.ints([-1])
+    return [
+        info.add("Slice", [value, info.ints([k * size]), info.ints([(k + 1) * size]), last])
+        for k in range(parts)
+    ]
+
+
+@converts(ops.LSTMCell)
+def _lstm_cell(info: NodeInfo) -> str:
+    """The fused gates as the forward computes them, ``stack([h', c'])`` on a new first axis
+    (a one-step ``nn.LSTMCell``; whole ``nn.LSTM`` layers become ONNX's LSTM instead)."""
+    hidden = np.shape(info.arrays[2])[-1]
+    a = info.add("Add", [info.name(0), info.name(1)])
+    i, f, g, o = _split_last(info, a, 4, hidden)
+    i, f, o = (info.add("Sigmoid", [z]) for z in (i, f, o))
+    g = info.add("Tanh", [g])
+    c = info.add("Add", [info.add("Mul", [f, info.name(2)]), info.add("Mul", [i, g])])
+    h = info.add("Mul", [o, info.add("Tanh", [c])])
+    first = info.ints([0])
+    return info.add("Concat", [info.add("Unsqueeze", [h, first]),
+                               info.add("Unsqueeze", [c, first])], axis=0)  # fmt: skip
+
+
+@converts(ops.GRUCell)
+def _gru_cell(info: NodeInfo) -> str:
+    """``n + z (h − n)`` with ``r, z = σ(x_rz + h_rz)`` and ``n = tanh(x_n + r h_n)``."""
+    hidden = np.shape(info.arrays[2])[-1]
+    x_r, x_z, x_n = _split_last(info, info.name(0), 3, hidden)
+    h_r, h_z, h_n = _split_last(info, info.name(1), 3, hidden)
+    r = info.add("Sigmoid", [info.add("Add", [x_r, h_r])])
+    z = info.add("Sigmoid", [info.add("Add", [x_z, h_z])])
+    n = info.add("Tanh", [info.add("Add", [x_n, info.add("Mul", [r, h_n])])])
+    return info.add("Add", [n, info.add("Mul", [z, info.add("Sub", [info.name(2), n])])])

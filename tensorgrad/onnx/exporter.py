@@ -34,7 +34,8 @@ import tensorgrad as tg
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.onnx.converters import CONVERTERS
 from tensorgrad.onnx.errors import OnnxExporterError, UnsupportedOperatorError
-from tensorgrad.onnx.graph import Graph, NodeInfo, value_info
+from tensorgrad.onnx.graph import CallInfo, Graph, NodeInfo, value_info
+from tensorgrad.onnx.modules import MODULE_CONVERTERS
 
 DEFAULT_OPSET = 17  #: the opset written unless ``opset_version`` says otherwise
 MIN_OPSET = 13  #: the oldest opset the converters write (Softmax's per-axis meaning, Unsqueeze)
@@ -87,8 +88,16 @@ def _is_node(parent: Any) -> bool:
     return parent is not None and not isinstance(parent, Tensor)
 
 
-def recorded_nodes(outputs: Sequence[Tensor]) -> list[Any]:
-    """Every node the outputs were computed through, in recording order (iteratively)."""
+def recorded_nodes(outputs: Sequence[Tensor], calls: Sequence[Any] = ()) -> list[Any]:
+    """Every node the outputs were computed through, in recording order (iteratively); the
+    results of whole-module ``calls`` count as computed from the call's arguments (an
+    embedding's indices are not a recorded input of its lookup)."""
+    extra: dict[int, list[Any]] = {}
+    for call in calls:
+        made_from = [n for n in call.input_nodes.values() if n is not None]
+        for node in call.output_nodes:
+            if node is not None:
+                extra.setdefault(id(node), []).extend(made_from)
     seen: dict[int, Any] = {}
     stack = [n for n in map(node_of, outputs) if n is not None]
     while stack:
@@ -97,6 +106,7 @@ def recorded_nodes(outputs: Sequence[Tensor]) -> list[Any]:
             continue
         seen[id(node)] = node
         stack.extend(p for p in record_of(node)[1] if _is_node(p) and id(p) not in seen)
+        stack.extend(extra.get(id(node), ()))
     return sorted(seen.values(), key=_order)
 
 
@@ -113,6 +123,31 @@ def _tensors(value: Any) -> Iterator[Tensor]:
             stack.extend(item.values())
 
 
+class ModuleCall:
+    """One call of a module that is converted as a whole (``nn.LSTM`` to ONNX's LSTM,
+    ``nn.Embedding`` to a Gather of its indices): its arguments and result as the forward
+    saw them, the node that made each Tensor among them at the time of the call, and the
+    nodes it recorded inside, which the export skips."""
+
+    def __init__(
+        self,
+        module: Any,
+        path: str,
+        where: str,
+        args: tuple,
+        kwargs: dict,
+        input_nodes: dict[int, Any],
+        result: Any,
+        inside: set[int],
+    ) -> None:
+        self.module, self.path, self.where = module, path, where
+        self.args, self.kwargs, self.result = args, kwargs, result
+        self.input_nodes = input_nodes  # id(tensor) → its node then (None for a leaf)
+        self.outputs = list(_tensors(result))
+        self.output_nodes = [node_of(t) for t in self.outputs]
+        self.inside = inside
+
+
 class _ModuleNames:
     """While active, every module's ``forward`` notes which recorded nodes it made: those
     between its inputs and its outputs not claimed by an inner module (claimed first, as
@@ -122,20 +157,26 @@ class _ModuleNames:
         self.model = model
         self.owner: dict[int, tuple[str, str]] = {}  # node → (module path, label for errors)
         self.wrapped: list[tuple[Any, Any]] = []
+        self.calls: list[ModuleCall] = []  # the calls of modules converted as a whole
 
     def describe(self, node: Any) -> tuple[str, str]:
         """``(path, label)`` of the module that made ``node``: ``("0.conv", "0.conv
         (Conv2d)")``; the model itself has the path ``""``."""
         return self.owner.get(id(node), ("", ""))
 
-    def _claim(self, result: Any, boundary: set[int], owner: tuple[str, str]) -> None:
+    def _claim(self, result: Any, boundary: set[int], owner: tuple[str, str]) -> set[int]:
+        """Give the unclaimed nodes between ``boundary`` and ``result`` to ``owner``; returns
+        their ids."""
+        claimed: set[int] = set()
         stack = [n for n in map(node_of, _tensors(result)) if n is not None]
         while stack:
             node = stack.pop()
             if id(node) in self.owner or id(node) in boundary:
                 continue
             self.owner[id(node)] = owner
+            claimed.add(id(node))
             stack.extend(p for p in record_of(node)[1] if _is_node(p))
+        return claimed
 
     def __enter__(self) -> _ModuleNames:
         for name, module in self.model.named_modules():
@@ -143,10 +184,17 @@ class _ModuleNames:
             original = module.__dict__.get("forward")
             bound = module.forward
 
-            def forward(*args: Any, _bound: Any = bound, _owner: tuple = owner, **kwargs: Any):
+            def forward(
+                *args: Any, _bound: Any = bound, _owner: tuple = owner, _module: Any = module,
+                **kwargs: Any,
+            ):  # fmt: skip
                 boundary = {id(n) for n in map(node_of, _tensors((args, kwargs))) if n}
+                inputs = {id(t): node_of(t) for t in _tensors((args, kwargs))}
                 result = _bound(*args, **kwargs)
-                self._claim(result, boundary, _owner)
+                claimed = self._claim(result, boundary, _owner)
+                if type(_module) in MODULE_CONVERTERS:
+                    self.calls.append(ModuleCall(_module, *_owner, args, kwargs, inputs,
+                                                 result, claimed))  # fmt: skip
                 return result
 
             object.__setattr__(module, "forward", forward)
@@ -180,6 +228,10 @@ def _split_args(args: Any, kwargs: Mapping[str, Any] | None) -> tuple[tuple, dic
 
 
 def _copy(value: Any, where: str) -> Tensor:
+    """A fresh leaf holding ``value``'s array, recorded through: a floating one requires
+    grad; an integer or boolean one (token indices) is marked as if it did, for the export's
+    run only, so that what the forward computes from it (``idx[:, 1:]``, ``idx + 1``) is
+    recorded too instead of being frozen into the file as a constant."""
     if isinstance(value, Tensor):
         array = value.numpy()
     elif isinstance(value, np.ndarray):
@@ -187,7 +239,23 @@ def _copy(value: Any, where: str) -> Tensor:
     else:
         raise TypeError(f"export: {where} must be a Tensor or an array, got {type(value).__name__}")
     array = np.array(array, copy=True)
-    return tg.tensor(array, requires_grad=array.dtype.kind == "f")
+    copy = tg.tensor(array, requires_grad=array.dtype.kind == "f")
+    copy._requires_grad = True
+    return copy
+
+
+def _perturbed(copy: Tensor, rng: np.random.Generator) -> Tensor:
+    """Other values of the same shape and kind for the check run: floats scaled by factors
+    in [0.5, 1.5) (signs kept), integers and booleans moved one place along the last axis
+    (the same values, so indices stay in range)."""
+    array = copy.numpy()
+    if array.dtype.kind in "fc":
+        other = (array * rng.uniform(0.5, 1.5, array.shape)).astype(array.dtype)
+    elif array.ndim:
+        other = np.roll(array, 1, axis=-1)
+    else:
+        other = array.copy()
+    return _copy(other, "")
 
 
 def _names(given: Sequence[str] | None, count: int, stem: str) -> list[str]:
@@ -255,8 +323,13 @@ def export(
     ``model.eval()`` first to export inference (a dropout in training mode is refused).
 
     Raises ``UnsupportedOperatorError`` for an op with no ONNX mapping, naming the op and the
-    module that ran it; ``onnx.checker`` checks the model before anything is written."""
-    global _exporting
+    module that ran it; ``onnx.checker`` checks the model before anything is written.
+
+    The model runs twice: on ``args``, recorded into the graph, and on other values of the
+    same shapes (floats scaled, integer indices moved along their last axis), to check that
+    every constant the file would hold is the same in both runs; one that is not came from
+    the inputs by a path tensorgrad does not record (a comparison, ``.numpy()``, randomness),
+    and the export is refused instead of freezing it."""
     onnx = onnx_package()
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     newest = onnx.defs.onnx_opset_version()
@@ -273,26 +346,7 @@ def export(
     is_module = hasattr(model, "named_modules")
     if is_module:
         _refuse_training_dropout(model)
-    names = _ModuleNames(model) if is_module else contextlib.nullcontext()
-    _exporting = True
-    try:
-        with tg.enable_grad(), names:
-            # the model gets clones (recorded: Identity in ONNX), so that it may change its
-            # inputs in place (``relu_``), which a leaf that requires grad refuses
-            args_in = [c.clone() if c.requires_grad else c for c in copies]
-            kwargs_in = {k: c.clone() if c.requires_grad else c for k, c in keyword_copies.items()}
-            result = model(*args_in, **kwargs_in)
-    finally:
-        _exporting = False
-    if isinstance(result, Tensor):
-        outputs = [result]
-    elif isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
-        outputs = list(result)
-    else:
-        raise OnnxExporterError(
-            f"export: the model must return a Tensor or a tuple of Tensors, got "
-            f"{type(result).__name__}"
-        )
+    outputs, names = _run(model, copies, keyword_copies)
     out_names = _names(output_names, len(outputs), "output")
     if set(in_names) & set(out_names):
         raise ValueError(f"export: a name is both an input and an output: {in_names}, {out_names}")
@@ -302,8 +356,16 @@ def export(
     dynamic = _dynamic(dynamic_axes, ranks)
     graph = Graph(onnx, opset)
     graph.taken.update(in_names + out_names)
-    proto = _build(graph, model, names if is_module else None, inputs, in_names, outputs,
-                   out_names, dynamic, export_params)  # fmt: skip
+    proto = _build(graph, model, names, inputs, in_names, outputs, out_names, dynamic,
+                   export_params)  # fmt: skip
+    # once more on other values of the same shapes: what the file holds as constants must
+    # not have changed (else it came from the inputs by a path that was not recorded)
+    rng = np.random.default_rng(0)
+    other_copies = [_perturbed(c, rng) for c in copies]
+    other_keywords = {k: _perturbed(c, rng) for k, c in keyword_copies.items()}
+    others = other_copies + list(other_keywords.values())
+    other_outputs, other_names = _run(model, other_copies, other_keywords)
+    _same_constants((inputs, outputs, names), (others, other_outputs, other_names), model)
     onnx.checker.check_model(proto)
     data = proto.SerializeToString()
     if verbose:
@@ -314,6 +376,38 @@ def export(
         from tensorgrad.serialization import write_atomically
 
         write_atomically(f, data)
+
+
+def _run(model: Any, copies: list[Tensor], keyword_copies: dict[str, Tensor]) -> tuple:
+    """Run the model once on the copies, recording: its output Tensors and, for a Module,
+    the modules that made each node (None for a plain function)."""
+    global _exporting
+    is_module = hasattr(model, "named_modules")
+    names = _ModuleNames(model) if is_module else None
+    # frozen parameters are recorded through too (an embedding loaded with freeze=True),
+    # for this run only
+    frozen = [p for p in model.parameters() if not p._requires_grad] if is_module else []
+    for parameter in frozen:
+        parameter._requires_grad = True
+    _exporting = True
+    try:
+        with tg.enable_grad(), names or contextlib.nullcontext():
+            # the model gets clones (recorded: Identity in ONNX), so that it may change its
+            # inputs in place (``relu_``), which a leaf that requires grad refuses
+            args_in = [c.clone() for c in copies]
+            kwargs_in = {k: c.clone() for k, c in keyword_copies.items()}
+            result = model(*args_in, **kwargs_in)
+    finally:
+        _exporting = False
+        for parameter in frozen:
+            parameter._requires_grad = False
+    if isinstance(result, Tensor):
+        return [result], names
+    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
+        return list(result), names
+    raise OnnxExporterError(
+        f"export: the model must return a Tensor or a tuple of Tensors, got {type(result).__name__}"
+    )
 
 
 def _build(
@@ -350,7 +444,24 @@ def _build(
             values[id(t)] = name
         return name
 
-    nodes = recorded_nodes(outputs)
+    def call_input(call: ModuleCall, t: Tensor) -> tuple[str, bool]:
+        """The value name of a whole-module call's argument, and whether it depends on the
+        graph's inputs."""
+        node = call.input_nodes.get(id(t))
+        if node is None:
+            return leaf(t, call.path), dependent.get(id(t), False)
+        if id(node) not in values:
+            raise OnnxExporterError(
+                f"export: an argument of {call.where} was made by an op the export has not "
+                "converted before the call"
+            )
+        return values[id(node)], dependent[id(node)]
+
+    inside: dict[int, ModuleCall] = {}
+    for call in names.calls if names is not None else ():
+        inside.update(dict.fromkeys(call.inside, call))
+    converted: set[int] = set()
+    nodes = recorded_nodes(outputs, names.calls if names is not None else ())
     results: dict[int, Any] = {}  # a node's output array, as its users (or the outputs) saw it
     for node in nodes:
         for parent, array in zip(record_of(node)[1], record_of(node)[2]):
@@ -359,7 +470,23 @@ def _build(
     for t in outputs:
         if node_of(t) is not None:
             results[id(node_of(t))] = t._data
+    for call in names.calls if names is not None else ():
+        for t in _tensors((call.args, call.kwargs)):
+            if call.input_nodes.get(id(t)) is not None:
+                results.setdefault(id(call.input_nodes[id(t)]), t._data)
     for node in nodes:
+        call = inside.get(id(node))
+        if call is not None:  # recorded inside a module converted as a whole
+            if id(call) not in converted:
+                converted.add(id(call))
+                info = CallInfo(graph, call, lambda t, c=call: call_input(c, t), dynamic_batch)
+                made = MODULE_CONVERTERS[type(call.module)](info)
+                depends = any(info.dependent)
+                for t, name in made:
+                    made_by = node_of_output(call, t)
+                    if made_by is not None:
+                        values[id(made_by)], dependent[id(made_by)] = name, depends
+            continue
         op, parents, arrays = record_of(node)
         path, where = names.describe(node) if names is not None else ("", "")
         info = NodeInfo(graph, op, arrays, results[id(node)], where, path)
@@ -375,6 +502,12 @@ def _build(
                 info.dependent.append(dependent.get(id(parent), False))
                 if id(parent) not in stored and id(parent) not in dependent:
                     constant = array
+            elif id(parent) not in values:
+                raise OnnxExporterError(
+                    f"export: the op {op.name!r}{info.ran_in()} uses a value made inside "
+                    f"{inside[id(parent)].where}, which is exported as a whole: only what it "
+                    "returns has an ONNX value"
+                )
             else:
                 info.sources.append(values[id(parent)])
                 info.dependent.append(dependent[id(parent)])
@@ -395,8 +528,8 @@ def _build(
         if not (dependent.get(id(node), False) if node is not None else id(t) in dependent):
             raise OnnxExporterError(
                 f"export: the output {name!r} does not depend on the inputs in what the forward "
-                "pass recorded (ops on integer inputs are recorded only where a parameter that "
-                "requires grad takes part), so it would be exported as a constant"
+                "pass recorded (what is computed outside tensorgrad's ops, through .numpy() or "
+                ".item(), is a constant to it), so it would be exported as a constant"
             )
         source = values[id(node)] if node is not None else leaf(t, "")
         graph.nodes.append(
@@ -419,6 +552,97 @@ def _build(
     # the oldest IR version that holds this opset, so that older runtimes read the file
     proto.ir_version = onnx.helper.find_min_ir_version_for(list(proto.opset_import))
     return proto
+
+
+def node_of_output(call: ModuleCall, tensor: Tensor) -> Any:
+    """The node that made ``tensor``, one of ``call``'s results, when the call returned."""
+    for t, node in zip(call.outputs, call.output_nodes):
+        if t is tensor:
+            return node
+    raise OnnxExporterError(f"export: {call.where} did not return this tensor")
+
+
+# ----------------------------------------------------------------------------- the check run
+_NOT_SETTINGS = frozenset({"saved", "needs_input_grad", "inputs", "parents", "_seq"})
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two op settings or constants are equal (arrays by value, NaNs equal)."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return a is b or (
+            isinstance(a, Tensor) and isinstance(b, Tensor) and _same(a._data, b._data)
+        )
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _recorded_constants(inputs: list[Tensor], outputs: list[Tensor], names: Any) -> list:
+    """What one run would freeze into the file, in recording order: per node outside the
+    whole-module calls, ``(label, op type, op settings, constant inputs)``, and per such
+    call its arguments that are neither the graph's inputs nor recorded values. Leaves are
+    kept as Tensors (a parameter is the same object in both runs)."""
+    given = {id(t): k for k, t in enumerate(inputs)}
+    skip: set[int] = set()
+    items: list = []
+    for call in names.calls if names is not None else ():
+        skip |= call.inside
+        fixed = [t for t in _tensors((call.args, call.kwargs)) if call.input_nodes[id(t)] is None]
+        items.append((call.where, type(call.module), {}, [given.get(id(t), t) for t in fixed]))
+    for node in recorded_nodes(outputs, names.calls if names is not None else ()):
+        if id(node) in skip:
+            continue
+        op, parents, arrays = record_of(node)
+        where = names.describe(node)[1] if names is not None else ""
+        settings = {k: v for k, v in vars(op).items() if k not in _NOT_SETTINGS}
+        constants = []
+        for k, (parent, array) in enumerate(zip(parents, arrays)):
+            if parent is None:
+                constants.append((k, array))
+            elif isinstance(parent, Tensor):
+                known = ("input", given[id(parent)]) if id(parent) in given else parent
+                constants.append((k, known))
+        items.append((where, type(op), settings, constants))
+    return items
+
+
+def _same_constants(first: tuple, second: tuple, model: Any) -> None:
+    """Refuse an export whose constants changed when the model ran on other input values."""
+    one, two = _recorded_constants(*first), _recorded_constants(*second)
+    for k, (a, b) in enumerate(zip(one, two)):
+        where, kind, settings, constants = a
+        label = f", run by {where}," if where else ""
+        if kind is not b[1] or len(constants) != len(b[3]) or settings.keys() != b[2].keys():
+            raise OnnxExporterError(
+                "export: the forward pass recorded other ops for other input values "
+                f"({kind.__name__}{label} at step {k}, then {b[1].__name__}): it branches on the "
+                "inputs' values, which one ONNX graph cannot follow"
+            )
+        changed = [key for key in settings if not _same(settings[key], b[2][key])]
+        changed += [f"input {c[0]}" for c, d in zip(constants, b[3]) if not _same(c, d)]
+        if changed:
+            name = getattr(kind, "name", kind.__name__)
+            raise OnnxExporterError(
+                f"export: {name!r} ({kind.__name__}){label} holds a constant "
+                f"({', '.join(map(str, changed))}) that changed when the export ran the model "
+                "again on other input values: it is "
+                "computed from the inputs outside what tensorgrad records (a comparison, "
+                ".numpy(), .item()) or it is random, and it would be frozen into the file"
+            )
+    if len(one) != len(two):
+        raise OnnxExporterError(
+            "export: the forward pass recorded another number of ops for other input values: "
+            "it branches on the inputs' values, which one ONNX graph cannot follow"
+        )
 
 
 def _refuse_batch_constants(info: NodeInfo) -> None:

@@ -253,10 +253,14 @@ def test_inputs_may_be_changed_in_place_and_outputs_must_depend_on_them(tmp_path
     np.testing.assert_array_equal(got, [[0.0, 4.0, 0.0]])
     with pytest.raises(OnnxExporterError, match="'output' does not depend on the inputs"):
         export(lambda t: tg.ones(2, 3) * 2, tg.randn(2, 3), tmp_path / "c.onnx")
-    frozen = nn.Linear(3, 2).requires_grad_(False)
-    with pytest.raises(OnnxExporterError, match="integer inputs"):
-        export(lambda t: frozen(t.float()), tg.tensor([[1, 2, 3]]), tmp_path / "i.onnx")
     assert not list(tmp_path.iterdir())
+    # what is computed from integer inputs is recorded as well (for the export's run only)
+    frozen = nn.Linear(3, 2).requires_grad_(False)
+    tokens = np.array([[1, 2, 3]], np.int64)
+    data = exported(lambda t: frozen((t + 1).float()), tokens)
+    (got,) = run_onnx(data, {"input": tokens})
+    np.testing.assert_allclose(got, expected(lambda t: frozen((t + 1).float()), tokens), atol=1e-6)
+    assert not any(p.requires_grad for p in frozen.parameters())
 
 
 def test_deep_graphs_need_no_recursion():
