@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import tensorgrad as tg
+from tensorgrad.core import engine
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.onnx.converters import CONVERTERS
 from tensorgrad.onnx.errors import OnnxExporterError, UnsupportedOperatorError
@@ -164,17 +165,22 @@ class _ModuleNames:
         (Conv2d)")``; the model itself has the path ``""``."""
         return self.owner.get(id(node), ("", ""))
 
-    def _claim(self, result: Any, boundary: set[int], owner: tuple[str, str]) -> set[int]:
-        """Give the unclaimed nodes between ``boundary`` and ``result`` to ``owner``; returns
-        their ids."""
+    def _claim(self, result: Any, start: int, owner: tuple[str, str]) -> set[int]:
+        """Give the nodes that ``result`` was computed through since the clock's tick
+        ``start`` (the call's beginning) and that no inner module claimed to ``owner``;
+        returns their ids. The walk goes through the inner modules' nodes, so that the ops
+        of this module's own forward between them are found too."""
         claimed: set[int] = set()
+        seen: set[int] = set()
         stack = [n for n in map(node_of, _tensors(result)) if n is not None]
         while stack:
             node = stack.pop()
-            if id(node) in self.owner or id(node) in boundary:
+            if id(node) in seen or _order(node) < start:
                 continue
-            self.owner[id(node)] = owner
-            claimed.add(id(node))
+            seen.add(id(node))
+            if id(node) not in self.owner:
+                self.owner[id(node)] = owner
+                claimed.add(id(node))
             stack.extend(p for p in record_of(node)[1] if _is_node(p))
         return claimed
 
@@ -188,10 +194,10 @@ class _ModuleNames:
                 *args: Any, _bound: Any = bound, _owner: tuple = owner, _module: Any = module,
                 **kwargs: Any,
             ):  # fmt: skip
-                boundary = {id(n) for n in map(node_of, _tensors((args, kwargs))) if n}
                 inputs = {id(t): node_of(t) for t in _tensors((args, kwargs))}
+                start = next(engine.clock)  # older than every node this call records
                 result = _bound(*args, **kwargs)
-                claimed = self._claim(result, boundary, _owner)
+                claimed = self._claim(result, start, _owner)
                 if type(_module) in MODULE_CONVERTERS:
                     self.calls.append(ModuleCall(_module, *_owner, args, kwargs, inputs,
                                                  result, claimed))  # fmt: skip
