@@ -33,6 +33,7 @@ import numpy as np
 import tensorgrad as tg
 from tensorgrad.core import engine
 from tensorgrad.core.tensor import Tensor
+from tensorgrad.onnx import second_run
 from tensorgrad.onnx.converters import CONVERTERS
 from tensorgrad.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 from tensorgrad.onnx.graph import CallInfo, Graph, NodeInfo, value_info
@@ -250,20 +251,6 @@ def _copy(value: Any, where: str) -> Tensor:
     return copy
 
 
-def _perturbed(copy: Tensor, rng: np.random.Generator) -> Tensor:
-    """Other values of the same shape and kind for the check run: floats scaled by factors
-    in [0.5, 1.5) (signs kept), integers and booleans moved one place along the last axis
-    (the same values, so indices stay in range)."""
-    array = copy.numpy()
-    if array.dtype.kind in "fc":
-        other = (array * rng.uniform(0.5, 1.5, array.shape)).astype(array.dtype)
-    elif array.ndim:
-        other = np.roll(array, 1, axis=-1)
-    else:
-        other = array.copy()
-    return _copy(other, "")
-
-
 def _names(given: Sequence[str] | None, count: int, stem: str) -> list[str]:
     names = list(given or [])
     if len(names) > count:
@@ -328,14 +315,15 @@ def export(
     inputs instead of stored weights. The model runs in its current mode: call
     ``model.eval()`` first to export inference (a dropout in training mode is refused).
 
-    Raises ``UnsupportedOperatorError`` for an op with no ONNX mapping, naming the op and the
-    module that ran it; ``onnx.checker`` checks the model before anything is written.
+    The model runs twice: on ``args``, recorded into the graph, and on other values (and
+    other sizes along the dynamic axes), to find what follows the dynamic sizes and to check
+    that every constant the file would hold is the same in both runs
+    (:mod:`tensorgrad.onnx.second_run`).
 
-    The model runs twice: on ``args``, recorded into the graph, and on other values of the
-    same shapes (floats scaled, integer indices moved along their last axis), to check that
-    every constant the file would hold is the same in both runs; one that is not came from
-    the inputs by a path tensorgrad does not record (a comparison, ``.numpy()``, randomness),
-    and the export is refused instead of freezing it."""
+    Raises ``UnsupportedOperatorError`` for an op with no ONNX mapping, naming the op and the
+    module that ran it, and ``OnnxExporterError`` for a constant that came from the inputs
+    or a forward that branches on them; ``onnx.checker`` checks the model before anything is
+    written."""
     onnx = onnx_package()
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     newest = onnx.defs.onnx_opset_version()
@@ -352,7 +340,8 @@ def export(
     is_module = hasattr(model, "named_modules")
     if is_module:
         _refuse_training_dropout(model)
-    outputs, names = _run(model, copies, keyword_copies)
+    first = _run(model, inputs, copies, keyword_copies)
+    outputs = first.outputs
     out_names = _names(output_names, len(outputs), "output")
     if set(in_names) & set(out_names):
         raise ValueError(f"export: a name is both an input and an output: {in_names}, {out_names}")
@@ -360,18 +349,10 @@ def export(
         n: t.ndim for n, t in zip(out_names, outputs)
     }
     dynamic = _dynamic(dynamic_axes, ranks)
+    second = _second_run(model, copies, keyword_copies, in_names, dynamic)
     graph = Graph(onnx, opset)
     graph.taken.update(in_names + out_names)
-    proto = _build(graph, model, names, inputs, in_names, outputs, out_names, dynamic,
-                   export_params)  # fmt: skip
-    # once more on other values of the same shapes: what the file holds as constants must
-    # not have changed (else it came from the inputs by a path that was not recorded)
-    rng = np.random.default_rng(0)
-    other_copies = [_perturbed(c, rng) for c in copies]
-    other_keywords = {k: _perturbed(c, rng) for k, c in keyword_copies.items()}
-    others = other_copies + list(other_keywords.values())
-    other_outputs, other_names = _run(model, other_copies, other_keywords)
-    _same_constants((inputs, outputs, names), (others, other_outputs, other_names), model)
+    proto = _build(graph, model, first, second, in_names, out_names, dynamic, export_params)
     onnx.checker.check_model(proto)
     data = proto.SerializeToString()
     if verbose:
@@ -384,9 +365,37 @@ def export(
         write_atomically(f, data)
 
 
-def _run(model: Any, copies: list[Tensor], keyword_copies: dict[str, Tensor]) -> tuple:
-    """Run the model once on the copies, recording: its output Tensors and, for a Module,
-    the modules that made each node (None for a plain function)."""
+class _Run:
+    """One run of the model: its inputs (the copies), outputs, the modules that made each
+    node (None for a plain function), and the nodes in recording order."""
+
+    def __init__(self, inputs: list[Tensor], outputs: list[Tensor], names: Any) -> None:
+        self.inputs, self.outputs, self.names = inputs, outputs, names
+        self.calls: list[ModuleCall] = names.calls if names is not None else []
+        self.nodes = recorded_nodes(outputs, self.calls)
+        self.inside: dict[int, ModuleCall] = {}
+        for call in self.calls:
+            self.inside.update(dict.fromkeys(call.inside, call))
+        #: the nodes outside the whole-module calls: the second run's are paired with these
+        self.outside = [n for n in self.nodes if id(n) not in self.inside]
+        self.results: dict[int, Any] = {}  # a node's output, as its users (or outputs) saw it
+        for node in self.nodes:
+            for parent, array in zip(record_of(node)[1], record_of(node)[2]):
+                if _is_node(parent):
+                    self.results[id(parent)] = array
+        for t in outputs:
+            if node_of(t) is not None:
+                self.results[id(node_of(t))] = t._data
+        for call in self.calls:
+            for t in _tensors((call.args, call.kwargs)):
+                if call.input_nodes.get(id(t)) is not None:
+                    self.results.setdefault(id(call.input_nodes[id(t)]), t._data)
+
+
+def _run(
+    model: Any, inputs: list[Tensor], copies: list[Tensor], keyword_copies: dict[str, Tensor]
+) -> _Run:
+    """Run the model once on the copies, recording."""
     global _exporting
     is_module = hasattr(model, "named_modules")
     names = _ModuleNames(model) if is_module else None
@@ -407,27 +416,90 @@ def _run(model: Any, copies: list[Tensor], keyword_copies: dict[str, Tensor]) ->
         _exporting = False
         for parameter in frozen:
             parameter._requires_grad = False
-    if isinstance(result, Tensor):
-        return [result], names
-    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
-        return list(result), names
-    raise OnnxExporterError(
-        f"export: the model must return a Tensor or a tuple of Tensors, got {type(result).__name__}"
+    outputs = _flattened(result)
+    if outputs is None:
+        raise OnnxExporterError(
+            "export: the model must return a Tensor or (nested) tuples of Tensors, got "
+            f"{type(result).__name__}"
+        )
+    return _Run(inputs, outputs, names)
+
+
+def _flattened(result: Any) -> list[Tensor] | None:
+    """The Tensors of a Tensor or of nested tuples and lists of them, in order, as the
+    graph's outputs (``(output, (h_n, c_n))`` gives three); None for anything else."""
+    flat: list[Tensor] = []
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            flat.append(item)
+        elif isinstance(item, (tuple, list)):
+            stack.extend(reversed(item))
+        else:
+            return None
+    return flat
+
+
+def _second_run(
+    model: Any,
+    copies: list[Tensor],
+    keyword_copies: dict[str, Tensor],
+    in_names: list[str],
+    dynamic: dict[str, dict[int, str]],
+) -> _Run:
+    """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`)."""
+    inputs = copies + list(keyword_copies.values())
+    shapes, sizes = second_run.other_shapes(inputs, in_names, dynamic)
+    rng = np.random.default_rng(0)
+    others = [_copy(second_run.other_values(t, shape, rng), "") for t, shape in zip(inputs, shapes)]
+    positional = others[: len(copies)]
+    keywords = dict(zip(keyword_copies, others[len(copies) :]))
+    try:
+        return _run(model, others, positional, keywords)
+    except Exception as exc:
+        if not sizes:
+            raise
+        other = ", ".join(f"{label} {b} instead of {a}" for label, (a, b) in sizes.items())
+        raise OnnxExporterError(
+            "export: to find what follows the dynamic axes, the export runs the model again "
+            f"with other sizes ({other}), and that run failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _branches(where: str, step: int, kind: str, other: str) -> OnnxExporterError:
+    label = f", run by {where}," if where else ""
+    return OnnxExporterError(
+        f"export: the forward pass recorded other ops for other input values ({kind}{label} "
+        f"at step {step}, then {other}): it branches on the inputs' values, which one ONNX "
+        "graph cannot follow"
+    )
+
+
+def _changed_constant(what: str, where: str, changed: list[str], sizes: bool) -> Exception:
+    label = f", run by {where}," if where else ""
+    other = "values and sizes along the dynamic axes" if sizes else "values"
+    return OnnxExporterError(
+        f"export: {what}{label} holds a constant ({', '.join(changed)}) that changed when the "
+        f"export ran the model again with other input {other}: it is computed from the inputs "
+        "outside what tensorgrad records (a comparison, .numpy(), .item(), a size turned into "
+        "a number the graph cannot follow) or it is random, and it would be frozen into the "
+        "file"
     )
 
 
 def _build(
     graph: Graph,
     model: Any,
-    names: _ModuleNames | None,
-    inputs: list[Tensor],
+    first: _Run,
+    second: _Run,
     in_names: list[str],
-    outputs: list[Tensor],
     out_names: list[str],
     dynamic: dict[str, dict[int, str]],
     export_params: bool,
 ) -> Any:
     onnx = graph.onnx
+    names, inputs, outputs = first.names, first.inputs, first.outputs
     values: dict[int, str] = {id(t): n for t, n in zip(inputs, in_names)}
     stored: dict[int, str] = {}
     if names is not None:
@@ -436,6 +508,9 @@ def _build(
     extra_inputs: list[Any] = []
     dependent: dict[int, bool] = {id(t): True for t in inputs}
     dynamic_batch = any(0 in dynamic.get(n, {}) for n in in_names)
+    sizes = second_run.Sizes(graph, inputs, second.inputs, in_names, dynamic)
+    given = {id(t): k for k, t in enumerate(inputs)}
+    other_given = {id(t): k for k, t in enumerate(second.inputs)}
 
     def leaf(t: Tensor, where: str) -> str:
         name = values.get(id(t))
@@ -450,6 +525,9 @@ def _build(
             values[id(t)] = name
         return name
 
+    def is_constant_leaf(t: Any) -> bool:
+        return isinstance(t, Tensor) and id(t) not in stored and id(t) not in given
+
     def call_input(call: ModuleCall, t: Tensor) -> tuple[str, bool]:
         """The value name of a whole-module call's argument, and whether it depends on the
         graph's inputs."""
@@ -463,42 +541,83 @@ def _build(
             )
         return values[id(node)], dependent[id(node)]
 
-    inside: dict[int, ModuleCall] = {}
-    for call in names.calls if names is not None else ():
-        inside.update(dict.fromkeys(call.inside, call))
+    def convert_call(call: ModuleCall, twin: ModuleCall | None) -> None:
+        if twin is None or type(twin.module) is not type(call.module):
+            raise _branches(call.where, 0, type(call.module).__name__, "another module")
+        mine = list(_tensors((call.args, call.kwargs)))
+        theirs = list(_tensors((twin.args, twin.kwargs)))
+        if len(mine) != len(theirs):
+            raise _branches(call.where, 0, type(call.module).__name__, "other arguments")
+        for k, (t, o) in enumerate(zip(mine, theirs)):
+            if call.input_nodes[id(t)] is not None or not is_constant_leaf(t):
+                continue
+            if id(t) not in values and not second_run.same(t._data, o._data):
+                tracked = sizes.tracked(t._data, o._data)
+                if tracked is None:
+                    raise _changed_constant(
+                        type(call.module).__name__, call.where, [f"argument {k}"], bool(sizes)
+                    )
+                values[id(t)] = tracked
+        info = CallInfo(graph, call, lambda t: call_input(call, t), dynamic_batch)
+        made = MODULE_CONVERTERS[type(call.module)](info)
+        depends = any(info.dependent)
+        for t, name in made:
+            made_by = node_of_output(call, t)
+            if made_by is not None:
+                values[id(made_by)], dependent[id(made_by)] = name, depends
+
+    twins = dict(zip(map(id, first.outside), second.outside))
+    call_twins = dict(zip(map(id, first.calls), second.calls))
     converted: set[int] = set()
-    nodes = recorded_nodes(outputs, names.calls if names is not None else ())
-    results: dict[int, Any] = {}  # a node's output array, as its users (or the outputs) saw it
-    for node in nodes:
-        for parent, array in zip(record_of(node)[1], record_of(node)[2]):
-            if _is_node(parent):
-                results[id(parent)] = array
-    for t in outputs:
-        if node_of(t) is not None:
-            results[id(node_of(t))] = t._data
-    for call in names.calls if names is not None else ():
-        for t in _tensors((call.args, call.kwargs)):
-            if call.input_nodes.get(id(t)) is not None:
-                results.setdefault(id(call.input_nodes[id(t)]), t._data)
-    for node in nodes:
-        call = inside.get(id(node))
+    step = 0
+    for node in first.nodes:
+        call = first.inside.get(id(node))
         if call is not None:  # recorded inside a module converted as a whole
             if id(call) not in converted:
                 converted.add(id(call))
-                info = CallInfo(graph, call, lambda t, c=call: call_input(c, t), dynamic_batch)
-                made = MODULE_CONVERTERS[type(call.module)](info)
-                depends = any(info.dependent)
-                for t, name in made:
-                    made_by = node_of_output(call, t)
-                    if made_by is not None:
-                        values[id(made_by)], dependent[id(made_by)] = name, depends
+                convert_call(call, call_twins.get(id(call)))
             continue
+        step += 1
         op, parents, arrays = record_of(node)
         path, where = names.describe(node) if names is not None else ("", "")
-        info = NodeInfo(graph, op, arrays, results[id(node)], where, path)
+        twin = twins.get(id(node))
+        if twin is None or type(record_of(twin)[0]) is not type(op):
+            other = "nothing" if twin is None else type(record_of(twin)[0]).__name__
+            raise _branches(where, step, type(op).__name__, other)
+        other_op, other_parents, other_arrays = record_of(twin)
+        info = NodeInfo(graph, op, arrays, first.results[id(node)], where, path)
         info.dynamic_batch = dynamic_batch
-        for parent, array in zip(parents, arrays):
+        info.other_arrays, info.other_output = other_arrays, second.results[id(twin)]
+        info.other_op = other_op
+        info.sizes = sizes
+        settings, other_settings = second_run.settings_of(op), second_run.settings_of(other_op)
+        if settings.keys() != other_settings.keys():
+            raise _branches(where, step, type(op).__name__, "other settings")
+        info.changed = {k for k in settings if not second_run.same(settings[k], other_settings[k])}
+        changed: list[str] = []
+        for k, (parent, array) in enumerate(zip(parents, arrays)):
+            other_parent = other_parents[k] if k < len(other_parents) else None
             constant = None
+            if parent is None or is_constant_leaf(parent):
+                other_value = other_parent if other_parent is not None else other_arrays[k]
+                if _is_node(other_parent) or (
+                    isinstance(other_parent, Tensor) and id(other_parent) in other_given
+                ):
+                    raise _branches(where, step, type(op).__name__, "a value for a constant")
+                mine = parent._data if parent is not None else array
+                theirs = other_value._data if isinstance(other_value, Tensor) else other_value
+                if id(parent) not in values and not second_run.same(mine, theirs):
+                    tracked = sizes.tracked(mine, theirs) if isinstance(mine, np.ndarray) else None
+                    if tracked is None:
+                        changed.append(f"input {k}")
+                        info.sources.append(None)
+                        info.dependent.append(False)
+                        info.constants.append(None)
+                        continue
+                    info.sources.append(tracked)
+                    info.dependent.append(False)
+                    info.constants.append(None)
+                    continue
             if parent is None:
                 info.sources.append(array)
                 info.dependent.append(False)
@@ -511,23 +630,34 @@ def _build(
             elif id(parent) not in values:
                 raise OnnxExporterError(
                     f"export: the op {op.name!r}{info.ran_in()} uses a value made inside "
-                    f"{inside[id(parent)].where}, which is exported as a whole: only what it "
-                    "returns has an ONNX value"
+                    f"{first.inside[id(parent)].where}, which is exported as a whole: only what "
+                    "it returns has an ONNX value"
                 )
             else:
                 info.sources.append(values[id(parent)])
                 info.dependent.append(dependent[id(parent)])
             info.constants.append(constant)
         dependent[id(node)] = any(info.dependent)
-        if dynamic_batch:
-            _refuse_batch_constants(info)
         converter = CONVERTERS.get(type(op))
         if converter is None:
             raise UnsupportedOperatorError(
                 f"export: the op {op.name!r} ({type(op).__name__}){info.ran_in()} has no ONNX "
                 "mapping in tensorgrad.onnx; the model cannot be exported"
             )
+        if changed:  # refused; the converter first, whose refusal of a setting says more
+            converter(info)
+            raise _changed_constant(f"{op.name!r} ({type(op).__name__})", where, changed,
+                                    bool(sizes))  # fmt: skip
         values[id(node)] = converter(info)
+        unexplained = sorted(info.changed - info.explained)
+        if unexplained:
+            raise _changed_constant(f"{op.name!r} ({type(op).__name__})", where,
+                                    [f"its {k}" for k in unexplained], bool(sizes))  # fmt: skip
+    if len(first.outside) != len(second.outside) or len(first.calls) != len(second.calls):
+        raise OnnxExporterError(
+            "export: the forward pass recorded another number of ops for other input values: "
+            "it branches on the inputs' values, which one ONNX graph cannot follow"
+        )
     graph_outputs = []
     for t, name in zip(outputs, out_names):
         node = node_of(t)
@@ -566,103 +696,3 @@ def node_of_output(call: ModuleCall, tensor: Tensor) -> Any:
         if t is tensor:
             return node
     raise OnnxExporterError(f"export: {call.where} did not return this tensor")
-
-
-# ----------------------------------------------------------------------------- the check run
-_NOT_SETTINGS = frozenset({"saved", "needs_input_grad", "inputs", "parents", "_seq"})
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two op settings or constants are equal (arrays by value, NaNs equal)."""
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return a is b or (
-            isinstance(a, Tensor) and isinstance(b, Tensor) and _same(a._data, b._data)
-        )
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
-            return False
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return a is b
-
-
-def _recorded_constants(inputs: list[Tensor], outputs: list[Tensor], names: Any) -> list:
-    """What one run would freeze into the file, in recording order: per node outside the
-    whole-module calls, ``(label, op type, op settings, constant inputs)``, and per such
-    call its arguments that are neither the graph's inputs nor recorded values. Leaves are
-    kept as Tensors (a parameter is the same object in both runs)."""
-    given = {id(t): k for k, t in enumerate(inputs)}
-    skip: set[int] = set()
-    items: list = []
-    for call in names.calls if names is not None else ():
-        skip |= call.inside
-        fixed = [t for t in _tensors((call.args, call.kwargs)) if call.input_nodes[id(t)] is None]
-        items.append((call.where, type(call.module), {}, [given.get(id(t), t) for t in fixed]))
-    for node in recorded_nodes(outputs, names.calls if names is not None else ()):
-        if id(node) in skip:
-            continue
-        op, parents, arrays = record_of(node)
-        where = names.describe(node)[1] if names is not None else ""
-        settings = {k: v for k, v in vars(op).items() if k not in _NOT_SETTINGS}
-        constants = []
-        for k, (parent, array) in enumerate(zip(parents, arrays)):
-            if parent is None:
-                constants.append((k, array))
-            elif isinstance(parent, Tensor):
-                known = ("input", given[id(parent)]) if id(parent) in given else parent
-                constants.append((k, known))
-        items.append((where, type(op), settings, constants))
-    return items
-
-
-def _same_constants(first: tuple, second: tuple, model: Any) -> None:
-    """Refuse an export whose constants changed when the model ran on other input values."""
-    one, two = _recorded_constants(*first), _recorded_constants(*second)
-    for k, (a, b) in enumerate(zip(one, two)):
-        where, kind, settings, constants = a
-        label = f", run by {where}," if where else ""
-        if kind is not b[1] or len(constants) != len(b[3]) or settings.keys() != b[2].keys():
-            raise OnnxExporterError(
-                "export: the forward pass recorded other ops for other input values "
-                f"({kind.__name__}{label} at step {k}, then {b[1].__name__}): it branches on the "
-                "inputs' values, which one ONNX graph cannot follow"
-            )
-        changed = [key for key in settings if not _same(settings[key], b[2][key])]
-        changed += [f"input {c[0]}" for c, d in zip(constants, b[3]) if not _same(c, d)]
-        if changed:
-            name = getattr(kind, "name", kind.__name__)
-            raise OnnxExporterError(
-                f"export: {name!r} ({kind.__name__}){label} holds a constant "
-                f"({', '.join(map(str, changed))}) that changed when the export ran the model "
-                "again on other input values: it is "
-                "computed from the inputs outside what tensorgrad records (a comparison, "
-                ".numpy(), .item()) or it is random, and it would be frozen into the file"
-            )
-    if len(one) != len(two):
-        raise OnnxExporterError(
-            "export: the forward pass recorded another number of ops for other input values: "
-            "it branches on the inputs' values, which one ONNX graph cannot follow"
-        )
-
-
-def _refuse_batch_constants(info: NodeInfo) -> None:
-    """A constant shaped like a batch-dependent operand (a dropout mask, ``zeros(n, ...)``)
-    would be wrong for any other batch size: with a dynamic batch axis, refuse it."""
-    shapes = [np.shape(a) for a, d in zip(info.arrays, info.dependent) if d]
-    for source in info.constants:
-        if not isinstance(source, np.ndarray) or source.ndim == 0:
-            continue
-        for shape in shapes:
-            if len(shape) == source.ndim and shape[0] == source.shape[0] != 1:
-                raise OnnxExporterError(
-                    f"export: the op {info.op.name!r}{info.ran_in()} takes a constant of shape "
-                    f"{source.shape}, whose first axis is the batch's: it would be wrong for "
-                    "other batch sizes, and the batch axis is dynamic (make it a buffer of the "
-                    "model, or export with a fixed batch)"
-                )

@@ -99,6 +99,16 @@ class NodeInfo(_Adds):
         self.dependent: list[bool] = []
         self.constants: list[Any] = []  # per input: its array when a constant, else None
         self.dynamic_batch = False  #: whether the graph's batch axis (0) is dynamic
+        #: the twin node's inputs and output in the export's second run, on other values and
+        #: other sizes along the dynamic axes (:mod:`tensorgrad.onnx.second_run`)
+        self.other_arrays: Sequence[Any] = arrays
+        self.other_op: Any = op
+        self.other_output: Any = output
+        self.sizes: Any = None  #: the dynamic input sizes (``second_run.Sizes``)
+        #: the op's settings that differ in the second run, and those the converter made
+        #: follow the dynamic sizes (the rest are refused as constants that changed)
+        self.changed: set[str] = set()
+        self.explained: set[str] = set()
 
     def name(self, i: int) -> str:
         """The value name of input ``i`` ("" for a missing optional input)."""
@@ -118,6 +128,12 @@ class NodeInfo(_Adds):
         return UnsupportedOperatorError(
             f"export: the op {self.op.name!r} ({type(self.op).__name__}){self.ran_in()} {why}"
         )
+
+    def shapes(self, i: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Input ``i``'s shape (the output's for None) in the two runs."""
+        if i is None:
+            return np.shape(self.output), np.shape(self.other_output)
+        return np.shape(self.arrays[i]), np.shape(self.other_arrays[i])
 
     def ran_in(self) -> str:
         return f", run by {self.where}," if self.where else ""

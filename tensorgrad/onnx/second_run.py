@@ -1,0 +1,185 @@
+"""The export's second run: the model once more, on other input values and, along the dynamic
+axes, other sizes; then each recorded node is read beside its twin from that run.
+
+What it tells the export:
+
+- **what the file may hold as a constant.** A constant (an array an op was given, an op's
+  setting, a lookup's indices) that differs between the runs was computed from the inputs
+  by a path tensorgrad does not record (``.numpy()``, ``.item()``, a comparison) or is
+  random; frozen into the file it would be wrong for other inputs, so it is refused, unless
+  it is one of two patterns that follow a dynamic size exactly: ``arange(n)`` (a position
+  index) and an array of one value (``zeros(batch, hidden)``), which become ``Range`` and
+  ``ConstantOfShape`` of that size;
+- **which sizes are dynamic.** An axis whose size differs between the runs follows a
+  dynamic input axis; a reshape's target, an expand's shape and a slice's bounds (``[:T]``)
+  are then computed in the graph from the input's ``Shape`` instead of written as numbers;
+- **whether the graph is one graph.** A forward that records other ops for other values
+  branches on them (``if x.sum() > 0``), which one ONNX graph cannot follow: refused.
+
+The second run's sizes: per named dynamic axis, one less than the given size (one more
+below 3; never 1, which would broadcast), each name a pair of sizes of its own, so that a
+size seen in both runs names its axis without doubt. The values: floats scaled by factors
+in [0.5, 1.5) (signs kept), integers and booleans moved one place along their last axis (the
+same values, so indices stay in range); along a resized axis the given values repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.onnx.graph import Graph
+
+_NOT_SETTINGS = frozenset({"saved", "needs_input_grad", "inputs", "parents", "_seq"})
+
+
+def settings_of(op: Any) -> dict[str, Any]:
+    """An op's settings: its attributes but what forward and backward leave on it."""
+    return {k: v for k, v in vars(op).items() if k not in _NOT_SETTINGS}
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two settings or constants are equal (arrays by value, NaNs equal)."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            return False
+        return a is b or same(a._data, b._data)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def other_shapes(
+    inputs: Sequence[Tensor], in_names: Sequence[str], dynamic: Mapping[str, Mapping[int, str]]
+) -> tuple[list[tuple[int, ...]], dict[str, tuple[int, int]]]:
+    """The second run's input shapes, and per dynamic axis name its (given, other) sizes."""
+    sizes: dict[str, tuple[int, int]] = {}
+    taken: set[tuple[int, int]] = set()
+    shapes = []
+    for t, name in zip(inputs, in_names):
+        shape = list(t.shape)
+        for axis, label in dynamic.get(name, {}).items():
+            if label not in sizes:
+                given = shape[axis]
+                choices = [given - 1, *range(given + 1, given + 64)]
+                other = next(s for s in choices if s >= 2 and (given, s) not in taken)
+                sizes[label] = (given, other)
+                taken.add(sizes[label])
+            shape[axis] = sizes[label][1]
+        shapes.append(tuple(shape))
+    return shapes, sizes
+
+
+def other_values(copy: Tensor, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """The second run's values for one input (see the module's docstring)."""
+    array = copy.numpy()
+    for axis, size in enumerate(shape):
+        if size != array.shape[axis]:
+            array = np.take(array, np.arange(size) % max(array.shape[axis], 1), axis=axis)
+    if array.dtype.kind in "fc":
+        return (array * rng.uniform(0.5, 1.5, array.shape)).astype(array.dtype)
+    return np.roll(array, 1, axis=-1) if array.ndim else array.copy()
+
+
+class Sizes:
+    """The dynamic input axes, as the graph computes them: ``size(a, b)`` is the ONNX value
+    (int64, shape (1,)) of the dynamic input axis that was ``a`` in the first run and ``b``
+    in the second, made on first use from the input's ``Shape``; None if no axis was."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        inputs: Sequence[Tensor],
+        others: Sequence[Tensor],
+        in_names: Sequence[str],
+        dynamic: Mapping[str, Mapping[int, str]],
+    ) -> None:
+        self.graph = graph
+        self.axes: dict[tuple[int, int], tuple[str, int]] = {}
+        for t, o, name in zip(inputs, others, in_names):
+            for axis in dynamic.get(name, {}):
+                self.axes.setdefault((t.shape[axis], o.shape[axis]), (name, axis))
+        self.made: dict[tuple[str, int], str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.axes)
+
+    def size(self, a: int, b: int) -> str | None:
+        found = self.axes.get((int(a), int(b)))
+        if found is None:
+            return None
+        if found not in self.made:
+            name, axis = found
+            shape = self.graph.add("Shape", [name], "")
+            index = self.graph.ints([axis], "graph.shape")
+            self.made[found] = self.graph.add("Gather", [shape, index], "", axis=0)
+        return self.made[found]
+
+    def shape(self, first: Sequence[int], second: Sequence[int]) -> str | None:
+        """An int64 shape value, axis by axis a number where the runs agree and a dynamic
+        input size where they do not; None if one of those sizes is no input's."""
+        if tuple(first) == tuple(second):
+            return self.graph.ints(list(first), "graph.shape")
+        parts = []
+        for a, b in zip(first, second):
+            if a == b:
+                parts.append(self.graph.ints([a], "graph.shape"))
+            else:
+                size = self.size(a, b)
+                if size is None:
+                    return None
+                parts.append(size)
+        return self.graph.add("Concat", parts, "", axis=0)
+
+    def tracked(self, first: Any, second: Any) -> str | None:
+        """A constant that differs between the runs only as a dynamic size does, as the
+        graph's own computation: ``arange(n)`` (any shape with one axis of n) as ``Range``,
+        an array of one value as ``ConstantOfShape``; None for anything else."""
+        a, b = np.asarray(first), np.asarray(second)
+        if a.ndim != b.ndim or a.dtype != b.dtype or a.ndim == 0 or not a.size or not b.size:
+            return None
+        graph = self.graph
+        if a.dtype.kind in "iu" and _is_arange(a) and _is_arange(b):
+            axes = [k for k in range(a.ndim) if a.shape[k] != 1 or b.shape[k] != 1]
+            if len(axes) != 1 or a.shape[axes[0]] == b.shape[axes[0]]:
+                return None
+            size = self.size(a.shape[axes[0]], b.shape[axes[0]])
+            if size is None:
+                return None
+            scalar = graph.add("Squeeze", [size, graph.ints([0], "graph.shape")], "")
+            zero = graph.constant(np.asarray(0, np.int64), "graph.constant")
+            one = graph.constant(np.asarray(1, np.int64), "graph.constant")
+            out = graph.add("Range", [zero, scalar, one], "")
+            if a.dtype != np.int64:
+                onnx = graph.onnx
+                out = graph.add("Cast", [out], "", to=onnx.helper.np_dtype_to_tensor_dtype(a.dtype))
+            shape = [-1 if k == axes[0] else 1 for k in range(a.ndim)]
+            return graph.add("Reshape", [out, graph.ints(shape, "graph.shape")], "")
+        flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+        if same(flat_a, np.full_like(flat_a, flat_a[0])) and same(
+            flat_b, np.full_like(flat_b, flat_a[0])
+        ):
+            shape = self.shape(a.shape, b.shape)
+            if shape is None:
+                return None
+            from onnx import numpy_helper
+
+            fill = numpy_helper.from_array(flat_a[:1].copy(), "value")
+            return graph.add("ConstantOfShape", [shape], "", value=fill)
+        return None
+
+
+def _is_arange(array: np.ndarray) -> bool:
+    return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
