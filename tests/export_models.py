@@ -263,3 +263,12 @@ def sequence_model(name: str) -> nn.Module:
         loss.backward()
         opt.step()
     return model.eval()
+
+
+def sequence_inputs(name: str, batch: int, seed: int = 0) -> list[np.ndarray]:
+    """Inputs for a sequence model: token indices, and for ``WordLM`` (time-major) the
+    initial states too."""
+    if name != "WordLM":
+        return [tokens((batch, 8), 11, seed)]
+    states = np.random.default_rng(seed).standard_normal((2, 2, batch, 12)).astype(np.float32)
+    return [tokens((5, batch), 17, seed), states[0], states[1]]

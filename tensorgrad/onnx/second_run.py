@@ -7,9 +7,12 @@ What it tells the export:
   setting, a lookup's indices) that differs between the runs was computed from the inputs
   by a path tensorgrad does not record (``.numpy()``, ``.item()``, a comparison) or is
   random; frozen into the file it would be wrong for other inputs, so it is refused, unless
-  it is one of two patterns that follow a dynamic size exactly: ``arange(n)`` (a position
-  index) and an array of one value (``zeros(batch, hidden)``), which become ``Range`` and
-  ``ConstantOfShape`` of that size;
+  it is one of three patterns that follow a dynamic size: ``arange(n)`` (a position index)
+  and an array of one value (``zeros(batch, hidden)``), which become ``Range`` and
+  ``ConstantOfShape`` of that size, and a table cut to the size (minGPT's causal mask,
+  ``bias[:, :, :T, :T] == 0``: the second run's, with the smaller size, is the leading
+  corner of the first's), which is kept at the size it was exported with and cut in the
+  graph: such a file takes sizes up to that one (export at the largest, the block size);
 - **which sizes are dynamic.** An axis whose size differs between the runs follows a
   dynamic input axis; a reshape's target, an expand's shape and a slice's bounds (``[:T]``)
   are then computed in the graph from the input's ``Shape`` instead of written as numbers;
@@ -146,7 +149,8 @@ class Sizes:
     def tracked(self, first: Any, second: Any) -> str | None:
         """A constant that differs between the runs only as a dynamic size does, as the
         graph's own computation: ``arange(n)`` (any shape with one axis of n) as ``Range``,
-        an array of one value as ``ConstantOfShape``; None for anything else."""
+        an array of one value as ``ConstantOfShape``, a table whose leading corner the second
+        run's is as a ``Slice`` of it; None for anything else."""
         a, b = np.asarray(first), np.asarray(second)
         if a.ndim != b.ndim or a.dtype != b.dtype or a.ndim == 0 or not a.size or not b.size:
             return None
@@ -178,6 +182,20 @@ class Sizes:
 
             fill = numpy_helper.from_array(flat_a[:1].copy(), "value")
             return graph.add("ConstantOfShape", [shape], "", value=fill)
+        if all(q <= p for p, q in zip(a.shape, b.shape)):
+            crop = a[tuple(slice(0, q) for q in b.shape)]
+            if same(crop, b):  # a table cut to a dynamic size: ``bias[:, :, :T, :T]``
+                ends = []
+                for p, q in zip(a.shape, b.shape):
+                    end = graph.ints([p], "graph.shape") if p == q else self.size(p, q)
+                    if end is None:
+                        return None
+                    ends.append(end)
+                table = graph.constant(a, "graph.constant")
+                starts = graph.ints([0] * a.ndim, "graph.shape")
+                axes = graph.ints(list(range(a.ndim)), "graph.shape")
+                ends_value = graph.add("Concat", ends, "", axis=0)
+                return graph.add("Slice", [table, starts, ends_value, axes], "")
         return None
 
 

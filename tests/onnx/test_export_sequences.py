@@ -49,28 +49,52 @@ def op_types(data: bytes) -> list[str]:
 
 # ----------------------------------------------------------------------------- GPTs
 @pytest.mark.parametrize("name", ["CharGPT", "MinGPT"])
-def test_gpts_give_tensorgrads_logits_for_any_batch(name):
+def test_gpts_give_tensorgrads_logits_for_any_batch_and_length(name):
+    """char_gpt's GPT (is_causal attention) and minGPT's (a tril buffer cut to T and
+    masked_fill), exported at the block size with batch and sequence length dynamic."""
     model = zoo.sequence_model(name)
+    axes = {0: "batch", 1: "sequence"}
     data = exported(
         model,
         tg.tensor(zoo.tokens((2, 8), 11)),
         input_names=["idx"],
         output_names=["logits"],
-        dynamic_axes={"idx": {0: "batch"}, "logits": {0: "batch"}},
+        dynamic_axes={"idx": axes, "logits": axes},
     )
-    for batch in (2, 1, 5):
-        idx = zoo.tokens((batch, 8), 11, seed=batch)
+    vocab = 11 if name == "CharGPT" else 13
+    for batch, length in ((2, 8), (1, 3), (5, 5), (3, 1)):
+        idx = zoo.tokens((batch, length), 11, seed=batch)
         (logits,) = run_onnx(data, {"idx": idx})
         (want,) = in_tensorgrad(model, idx)
-        assert logits.shape == want.shape == (batch, 8, 11 if name == "CharGPT" else 13)
+        assert logits.shape == want.shape == (batch, length, vocab)
         np.testing.assert_allclose(logits, want, **TOLERANCE)
     proto = onnx.load_from_string(data)
     stored = {init.name for init in proto.graph.initializer}
     tied = "transformer.wte.weight" if name == "MinGPT" else "wte.weight"
     assert tied in stored  # the tied head and embedding: one weight, under its first name
-    vocab = 11 if name == "CharGPT" else 13
     assert sum(list(init.dims) == [vocab, 16] for init in proto.graph.initializer) == 1
     assert "Gather" in op_types(data)  # the embedding lookups read the graph's indices
+
+
+def test_a_gpt_with_a_fixed_length_and_what_a_length_it_cannot_follow_gives():
+    model = zoo.sequence_model("MinGPT")
+    data = exported(model, tg.tensor(zoo.tokens((1, 6), 11)))  # nothing dynamic
+    idx = zoo.tokens((1, 6), 11, seed=3)
+    np.testing.assert_allclose(run_onnx(data, {"input": idx})[0], in_tensorgrad(model, idx)[0],
+                               **TOLERANCE)  # fmt: skip
+
+    class Scrambled(nn.Module):  # a mask made with .numpy() from the length: not followed
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            t = x.shape[1]
+            mask = tg.tensor(np.random.default_rng(t).random((t, 4)) > 0.5)
+            return self.proj(x).masked_fill(mask, 0.0)
+
+    with pytest.raises(OnnxExporterError, match=r"'where' \(Where\).*other input values and sizes"):
+        exported(Scrambled(), tg.randn(2, 5, 4), dynamic_axes={"input": {1: "t"}})
 
 
 # ----------------------------------------------------------------------------- recurrent layers
@@ -196,12 +220,17 @@ class CellLoop(nn.Module):
 
 
 def test_the_fused_cells_in_a_loop():
+    """Unrolled over the (fixed) time steps; the zeros of the batch's size that start the
+    states follow a dynamic batch (ConstantOfShape)."""
     tg.manual_seed(5)
     model = CellLoop().eval()
     x = np.random.default_rng(5).standard_normal((3, 2, 3)).astype(np.float32)
-    data = exported(model, tg.tensor(x))
-    (got,) = run_onnx(data, {"input": x})
-    np.testing.assert_allclose(got, in_tensorgrad(model, x)[0], **TOLERANCE)
+    data = exported(model, tg.tensor(x), dynamic_axes={"input": {1: "b"}, "output": {1: "b"}})
+    assert "ConstantOfShape" in op_types(data)
+    for batch in (2, 5):
+        xb = np.random.default_rng(batch).standard_normal((3, batch, 3)).astype(np.float32)
+        (got,) = run_onnx(data, {"input": xb})
+        np.testing.assert_allclose(got, in_tensorgrad(model, xb)[0], **TOLERANCE)
 
 
 # ----------------------------------------------------------------------------- attention
@@ -294,6 +323,15 @@ def test_what_has_no_mapping_is_refused_by_op_and_module(tmp_path):
     with pytest.raises(UnsupportedOperatorError, match=r"scaled_dot_product_attention.*dropout_p"):
         export(lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.5), tg.randn(2, 3, 4),
                path)  # fmt: skip
+    for op_name, function in (
+        ("prod", lambda t: t.prod(1)),
+        ("cumprod", lambda t: t.cumprod(1)),
+        ("unfold", lambda t: F.unfold(t[None, None], 2)),
+    ):
+        with pytest.raises(
+            UnsupportedOperatorError, match=rf"the op '{op_name}' .*no ONNX mapping"
+        ):
+            export(function, tg.randn(3, 4), path)
     trained = nn.LSTM(3, 4, num_layers=2, dropout=0.5)  # training mode
     with pytest.raises(UnsupportedOperatorError, match=r"in training mode with dropout"):
         export(trained, tg.randn(4, 2, 3), path)
