@@ -11,10 +11,17 @@ Fused ops are taken apart again: ``linear_chain`` (runs of Linear and ReLU layer
 ``Sequential``) becomes Gemm and Relu nodes, ``conv2d_relu`` and ``conv2d_relu_max_pool2d``
 become Conv, Relu and MaxPool.
 
-Not mapped yet (refused by name): losses, indexing with integer arrays or masks (an embedding
-lookup's indices are held by the op, not recorded as a graph value, so they would be frozen
-into the file), and the ops the sequence models (GPT, LSTM) are bringing; each needs an entry
-here, and the GPT's embedding a recorded index, before those models export.
+Shapes that follow a dynamic axis are computed in the graph: each converter also sees its
+node's twin from the export's second run, on other sizes (``info.other_arrays``,
+``info.other_output``, ``info.other_op``), and ``info.sizes`` gives the graph input's size that
+an axis follows; a setting that differs in that run and that the converter does not make
+follow a size (``info.explained``) is refused (:mod:`tensorgrad.onnx.second_run`).
+
+Whole modules (``nn.Embedding``, ``nn.LSTM``/``GRU``/``RNN``) are converted in
+:mod:`tensorgrad.onnx.modules`. Not mapped (refused by name): losses, ``prod``/``cumprod``,
+``unfold``/``fold``, the inverse trigonometric and special functions, scatters, and indexing
+with integer arrays or masks (the index is held by the op, not recorded as a graph value, so
+it would be frozen into the file).
 """
 
 from __future__ import annotations

@@ -1,19 +1,28 @@
-"""``export``: run the model once, recording, and turn the recorded graph into an ONNX model.
+"""``export``: run the model, recording, and turn the recorded graph into an ONNX model.
 
 How it works:
 
-1. ``args`` are copied into fresh leaf tensors; floating ones require grad, so that every op
-   on them is recorded (tensorgrad records only where a gradient will be needed). The model
-   runs once under ``tg.enable_grad()``, in its current mode (``model.eval()`` first for
-   inference: batch norm's running statistics, dropout off). Each module's ``forward`` is
-   wrapped for that run only, so that every recorded node is known by the module that ran it.
-2. The nodes reachable from the outputs are collected without recursion and taken in
+1. ``args`` are copied into fresh leaf tensors that are recorded through: floating ones
+   require grad, integer ones (token indices) are marked as if they did, and so are frozen
+   parameters, for the export's runs only (tensorgrad records only where a gradient will be
+   needed). The model runs under ``tg.enable_grad()``, in its current mode (``model.eval()``
+   first for inference: batch norm's running statistics, dropout off). Each module's
+   ``forward`` is wrapped for the run, so that every recorded node is known by the module
+   that ran it, and the calls of the modules converted as a whole
+   (:mod:`tensorgrad.onnx.modules`: embeddings, recurrent layers) are kept with their
+   arguments and results.
+2. The model runs a second time, on other values and other sizes along the dynamic axes
+   (:mod:`tensorgrad.onnx.second_run`); its nodes are paired with the first run's.
+3. The nodes reachable from the outputs are collected without recursion and taken in
    recording order (every node was recorded after the nodes it was computed from).
-3. Each node's op goes to its converter (:mod:`tensorgrad.onnx.converters`, by exact op type),
-   which adds ONNX nodes; leaves are the graph's inputs (the copies of ``args``) or
+4. Each node's op goes to its converter (:mod:`tensorgrad.onnx.converters`, by exact op type),
+   which adds ONNX nodes; a whole-module call's inner nodes are skipped and the call goes to
+   its module's converter instead. Leaves are the graph's inputs (the copies of ``args``) or
    initializers (parameters and buffers under their ``state_dict`` names, other constants
-   under the module's name). An op with no converter raises ``UnsupportedOperatorError``.
-4. ``onnx.checker.check_model`` checks the result before it is written (atomically).
+   under the module's name). An op with no converter raises ``UnsupportedOperatorError``; a
+   constant or setting that differs in the second run, and that no converter made follow a
+   dynamic size, raises ``OnnxExporterError``.
+5. ``onnx.checker.check_model`` checks the result before it is written (atomically).
 
 One small accessor, :func:`record_of`, reads a node: whether the node is a record holding its
 op in ``.op`` (``tensorgrad.core.node.Node``) or the op itself (as before that record), the
