@@ -12,7 +12,9 @@ How it works:
    (:mod:`tensorgrad.onnx.modules`: embeddings, recurrent layers) are kept with their
    arguments and results.
 2. The model runs a second time, on other values and other sizes along the dynamic axes
-   (:mod:`tensorgrad.onnx.second_run`); its nodes are paired with the first run's.
+   (:mod:`tensorgrad.onnx.second_run`); its nodes are paired with the first run's. A third
+   run checks the written graph in ONNX Runtime (step 5). The buffers are restored after the
+   first run, so that running statistics move once.
 3. The nodes reachable from the outputs are collected without recursion and taken in
    recording order (every node was recorded after the nodes it was computed from).
 4. Each node's op goes to its converter (:mod:`tensorgrad.onnx.converters`, by exact op type),
@@ -22,7 +24,8 @@ How it works:
    under the module's name). An op with no converter raises ``UnsupportedOperatorError``; a
    constant or setting that differs in the second run, and that no converter made follow a
    dynamic size, raises ``OnnxExporterError``.
-5. ``onnx.checker.check_model`` checks the result before it is written (atomically).
+5. ``onnx.checker.check_model`` checks the result, and ONNX Runtime runs it on the third
+   run's inputs (where installed), before it is written (atomically).
 
 One small accessor, :func:`record_of`, reads a node: whether the node is a record holding its
 op in ``.op`` (``tensorgrad.core.node.Node``) or the op itself (as before that record), the
@@ -324,10 +327,11 @@ def export(
     inputs instead of stored weights. The model runs in its current mode: call
     ``model.eval()`` first to export inference (a dropout in training mode is refused).
 
-    The model runs twice: on ``args``, recorded into the graph, and on other values (and
+    The model runs three times: on ``args``, recorded into the graph; on other values (and
     other sizes along the dynamic axes), to find what follows the dynamic sizes and to check
-    that every constant the file would hold is the same in both runs
-    (:mod:`tensorgrad.onnx.second_run`).
+    that every constant the file would hold is the same in both runs; and once more, to check
+    the file in ONNX Runtime where it is installed (:mod:`tensorgrad.onnx.second_run`; with
+    ``export_params=False`` the file has no weights to run with, and is not run).
 
     Raises ``UnsupportedOperatorError`` for an op with no ONNX mapping, naming the op and the
     module that ran it, and ``OnnxExporterError`` for a constant that came from the inputs
@@ -358,12 +362,18 @@ def export(
         n: t.ndim for n, t in zip(out_names, outputs)
     }
     dynamic = _dynamic(dynamic_axes, ranks)
-    second = _second_run(model, copies, keyword_copies, in_names, dynamic)
-    graph = Graph(onnx, opset)
-    graph.taken.update(in_names + out_names)
-    proto = _build(graph, model, first, second, in_names, out_names, dynamic, export_params)
-    onnx.checker.check_model(proto)
-    data = proto.SerializeToString()
+    with _buffers_kept(model):  # the runs after the first change no running statistics
+        second = _other_run(model, copies, keyword_copies, in_names, dynamic, 2)
+        graph = Graph(onnx, opset)
+        graph.taken.update(in_names + out_names)
+        proto = _build(graph, model, first, second, in_names, out_names, dynamic, export_params)
+        onnx.checker.check_model(proto)
+        data = proto.SerializeToString()
+        if export_params:
+            third = _other_run(model, copies, keyword_copies, in_names, dynamic, 3)
+            sizes = second_run.other_shapes(inputs, in_names, dynamic, 3)[1]
+            second_run.check_with_runtime(data, in_names, third.inputs, third.outputs,
+                                          out_names, sizes)  # fmt: skip
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))
     if hasattr(f, "write"):
@@ -450,17 +460,33 @@ def _flattened(result: Any) -> list[Tensor] | None:
     return flat
 
 
-def _second_run(
+@contextlib.contextmanager
+def _buffers_kept(model: Any) -> Iterator[None]:
+    """The model's buffers as they were on entry, again on exit (a batch norm in training
+    mode updates its running statistics in every run)."""
+    kept = [(b, b._data.copy()) for b in model.buffers() if b is not None] if hasattr(
+        model, "buffers") else []  # fmt: skip
+    try:
+        yield
+    finally:
+        for buffer, data in kept:
+            if buffer._data.shape == data.shape:
+                np.copyto(buffer._data, data)
+
+
+def _other_run(
     model: Any,
     copies: list[Tensor],
     keyword_copies: dict[str, Tensor],
     in_names: list[str],
     dynamic: dict[str, dict[int, str]],
+    run: int,
 ) -> _Run:
-    """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`)."""
+    """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`):
+    the second run (``run=2``) or the third, ONNX Runtime's check (``run=3``)."""
     inputs = copies + list(keyword_copies.values())
-    shapes, sizes = second_run.other_shapes(inputs, in_names, dynamic)
-    rng = np.random.default_rng(0)
+    shapes, sizes = second_run.other_shapes(inputs, in_names, dynamic, run)
+    rng = np.random.default_rng(run)
     others = [_copy(second_run.other_values(t, shape, rng), "") for t, shape in zip(inputs, shapes)]
     positional = others[: len(copies)]
     keywords = dict(zip(keyword_copies, others[len(copies) :]))

@@ -19,11 +19,17 @@ What it tells the export:
 - **whether the graph is one graph.** A forward that records other ops for other values
   branches on them (``if x.sum() > 0``), which one ONNX graph cannot follow: refused.
 
-The second run's sizes: per named dynamic axis, one less than the given size (one more
-below 3; never 1, which would broadcast), each name a pair of sizes of its own, so that a
-size seen in both runs names its axis without doubt. The values: floats scaled by factors
-in [0.5, 1.5) (signs kept), integers and booleans moved one place along their last axis (the
-same values, so indices stay in range); along a resized axis the given values repeat.
+The second run's sizes: per named dynamic axis, a size of its own below the given one (one
+less for the first name, two less for the second, ...; above it where that would leave less
+than 2, never 1, which would broadcast), so that a size seen in both runs names its axis. The
+values: floats scaled by factors in [0.5, 1.5) (signs kept), integers and booleans moved one
+place along their last axis (the same values, so indices stay in range); along a resized
+axis the given values repeat.
+
+A third run, on other values and sizes again, checks the written file: where ONNX Runtime
+is installed (the ``onnx`` extra brings it), the exported graph runs on that run's inputs and
+must give its outputs (to 1e-3 of their scale: a check of the graph, not of rounding), or the
+export is refused (:func:`check_with_runtime`).
 """
 
 from __future__ import annotations
@@ -65,21 +71,29 @@ def same(a: Any, b: Any) -> bool:
 
 
 def other_shapes(
-    inputs: Sequence[Tensor], in_names: Sequence[str], dynamic: Mapping[str, Mapping[int, str]]
+    inputs: Sequence[Tensor],
+    in_names: Sequence[str],
+    dynamic: Mapping[str, Mapping[int, str]],
+    run: int = 2,
 ) -> tuple[list[tuple[int, ...]], dict[str, tuple[int, int]]]:
-    """The second run's input shapes, and per dynamic axis name its (given, other) sizes."""
+    """The input shapes of the second run (``run=2``) or of the third, the check by ONNX
+    Runtime (``run=3``), and per dynamic axis name its (given, other) sizes.
+
+    The k-th name (of n) moves by k + 1 in the second run and by n + k + 1 in the third,
+    down where that leaves at least 2, else up: each name moves by its own amount, so no
+    size that a sum or difference of another makes (``T − 1`` beside a batch one smaller)
+    is taken for it in both runs."""
+    labels = list(dict.fromkeys(label for name in in_names
+                                for label in dynamic.get(name, {}).values()))  # fmt: skip
     sizes: dict[str, tuple[int, int]] = {}
-    taken: set[tuple[int, int]] = set()
     shapes = []
     for t, name in zip(inputs, in_names):
         shape = list(t.shape)
         for axis, label in dynamic.get(name, {}).items():
             if label not in sizes:
                 given = shape[axis]
-                choices = [given - 1, *range(given + 1, given + 64)]
-                other = next(s for s in choices if s >= 2 and (given, s) not in taken)
-                sizes[label] = (given, other)
-                taken.add(sizes[label])
+                step = labels.index(label) + 1 + (len(labels) if run == 3 else 0)
+                sizes[label] = (given, given - step if given - step >= 2 else given + step)
             shape[axis] = sizes[label][1]
         shapes.append(tuple(shape))
     return shapes, sizes
@@ -201,3 +215,41 @@ class Sizes:
 
 def _is_arange(array: np.ndarray) -> bool:
     return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
+
+
+def check_with_runtime(
+    data: bytes, in_names: Sequence[str], inputs: Sequence[Tensor], outputs: Sequence[Tensor],
+    out_names: Sequence[str], sizes: Mapping[str, tuple[int, int]],
+) -> None:  # fmt: skip
+    """Run the exported graph in ONNX Runtime on the third run's inputs and compare with the
+    third run's outputs; nothing happens where ONNX Runtime is not installed."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return
+    from tensorgrad.onnx.errors import OnnxExporterError
+
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    feeds = {name: t.numpy() for name, t in zip(in_names, inputs)}
+    got = session.run(None, feeds)
+    for name, value, want in zip(out_names, got, outputs):
+        want = want.numpy()
+        scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=0.0)) if want.size else 0.0
+        close = value.shape == want.shape and (
+            np.array_equal(value, want)
+            if want.dtype.kind not in "fc"
+            else np.allclose(value, want, rtol=1e-3, atol=1e-3 * scale + 1e-6, equal_nan=True)
+        )
+        if not close:
+            other = ", ".join(f"{label} {b}" for label, (_, b) in sizes.items())
+            detail = (
+                f"shape {value.shape} instead of {want.shape}"
+                if value.shape != want.shape
+                else f"largest difference {float(np.nanmax(np.abs(value - want))):.3g}"
+            )
+            raise OnnxExporterError(
+                f"export: the exported graph, run by ONNX Runtime on other inputs"
+                f"{f' ({other})' if other else ''}, does not give what the model gives for "
+                f"them (output {name!r}: {detail}): the model computes something the export "
+                "does not follow; nothing was written"
+            )

@@ -4,6 +4,7 @@ ops without a mapping are refused by name."""
 
 from __future__ import annotations
 
+import copy
 import io
 import sys
 import types
@@ -332,3 +333,30 @@ def test_a_missing_onnx_names_the_extra(monkeypatch):
 
 def test_export_module_namespace():
     assert isinstance(tg.onnx, types.ModuleType) and tg.onnx.export is export
+
+
+def test_onnx_runtime_checks_the_file_on_other_inputs_before_it_is_written(tmp_path, monkeypatch):
+    """A third run on other values (and sizes): a graph that computes something else is
+    refused, here a deliberately wrong mapping of tanh."""
+    from tensorgrad import ops
+    from tensorgrad.onnx import converters
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+    monkeypatch.setitem(converters.CONVERTERS, ops.Tanh, converters._same("Sigmoid"))
+    path = tmp_path / "m.onnx"
+    with pytest.raises(
+        OnnxExporterError, match=r"ONNX Runtime on other inputs \(batch 4\).*'output'"
+    ):
+        export(model, tg.randn(2, 4), path, dynamic_axes={"input": {0: "batch"}})
+    assert not path.exists()
+
+
+def test_the_extra_runs_leave_running_statistics_as_one_forward_does():
+    tg.manual_seed(4)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))  # training mode, no dropout
+    x = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    reference = copy.deepcopy(model)
+    reference(tg.tensor(x))
+    export(model, tg.tensor(x), io.BytesIO(), dynamic_axes={"input": [0]})
+    for name, buffer in reference.state_dict().items():
+        np.testing.assert_array_equal(model.state_dict()[name].numpy(), buffer.numpy())
