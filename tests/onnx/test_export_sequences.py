@@ -380,3 +380,14 @@ class Shifted(nn.Module):
 
     def forward(self, idx):
         return self.emb(idx[:, 1:] + 1)
+
+
+@pytest.mark.parametrize("name", ["CharGPT", "WordLM"])
+def test_the_oldest_opset_holds_the_sequence_models(name):
+    model = zoo.sequence_model(name)
+    arrays = zoo.sequence_inputs(name, 2)
+    data = exported(model, tuple(map(tg.tensor, arrays)), opset_version=13)
+    assert onnx.load_from_string(data).opset_import[0].version == 13
+    feeds = {i.name: a for i, a in zip(onnx.load_from_string(data).graph.input, arrays)}
+    for got, want in zip(run_onnx(data, feeds), in_tensorgrad(model, *arrays)):
+        np.testing.assert_allclose(got, want, **TOLERANCE)
