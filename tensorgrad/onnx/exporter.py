@@ -631,37 +631,22 @@ def _build(
         info.changed = {k for k in settings if not second_run.same(settings[k], other_settings[k])}
         changed: list[str] = []
         for k, (parent, array) in enumerate(zip(parents, arrays)):
-            other_parent = other_parents[k] if k < len(other_parents) else None
-            constant = None
+            source, depends, constant = None, False, None
             if parent is None or is_constant_leaf(parent):
-                other_value = other_parent if other_parent is not None else other_arrays[k]
-                if _is_node(other_parent) or (
-                    isinstance(other_parent, Tensor) and id(other_parent) in other_given
-                ):
+                other = other_parents[k] if k < len(other_parents) else None
+                if _is_node(other) or (isinstance(other, Tensor) and id(other) in other_given):
                     raise _branches(where, step, type(op).__name__, "a value for a constant")
-                mine = parent._data if parent is not None else array
-                theirs = other_value._data if isinstance(other_value, Tensor) else other_value
-                if id(parent) not in values and not second_run.same(mine, theirs):
-                    tracked = sizes.tracked(mine, theirs) if isinstance(mine, np.ndarray) else None
-                    if tracked is None:
+                mine = array if parent is None else parent._data
+                theirs = other_arrays[k] if other is None else other._data
+                if id(parent) in values or second_run.same(mine, theirs):  # a true constant
+                    source = array if parent is None else leaf(parent, info.module_path)
+                    constant = array if parent is None or id(parent) not in dependent else None
+                else:  # it follows a dynamic size, or it is refused
+                    source = sizes.tracked(mine, theirs) if isinstance(mine, np.ndarray) else None
+                    if source is None:
                         changed.append(f"input {k}")
-                        info.sources.append(None)
-                        info.dependent.append(False)
-                        info.constants.append(None)
-                        continue
-                    info.sources.append(tracked)
-                    info.dependent.append(False)
-                    info.constants.append(None)
-                    continue
-            if parent is None:
-                info.sources.append(array)
-                info.dependent.append(False)
-                constant = array
-            elif isinstance(parent, Tensor):
-                info.sources.append(leaf(parent, info.module_path))
-                info.dependent.append(dependent.get(id(parent), False))
-                if id(parent) not in stored and id(parent) not in dependent:
-                    constant = array
+            elif isinstance(parent, Tensor):  # a parameter, a buffer, a graph input
+                source, depends = leaf(parent, info.module_path), dependent.get(id(parent), False)
             elif id(parent) not in values:
                 raise OnnxExporterError(
                     f"export: the op {op.name!r}{info.ran_in()} uses a value made inside "
@@ -669,8 +654,9 @@ def _build(
                     "it returns has an ONNX value"
                 )
             else:
-                info.sources.append(values[id(parent)])
-                info.dependent.append(dependent[id(parent)])
+                source, depends = values[id(parent)], dependent[id(parent)]
+            info.sources.append(source)
+            info.dependent.append(depends)
             info.constants.append(constant)
         dependent[id(node)] = any(info.dependent)
         converter = CONVERTERS.get(type(op))
@@ -680,7 +666,12 @@ def _build(
                 "mapping in tensorgrad.onnx; the model cannot be exported"
             )
         if changed:  # refused; the converter first, whose refusal of a setting says more
-            converter(info)
+            try:
+                converter(info)
+            except UnsupportedOperatorError:
+                raise
+            except Exception:  # it could not run without the refused input
+                pass
             raise _changed_constant(f"{op.name!r} ({type(op).__name__})", where, changed,
                                     bool(sizes))  # fmt: skip
         values[id(node)] = converter(info)
