@@ -391,3 +391,47 @@ def test_the_oldest_opset_holds_the_sequence_models(name):
     feeds = {i.name: a for i, a in zip(onnx.load_from_string(data).graph.input, arrays)}
     for got, want in zip(run_onnx(data, feeds), in_tensorgrad(model, *arrays)):
         np.testing.assert_allclose(got, want, **TOLERANCE)
+
+
+def test_the_whole_transformer_with_dynamic_batch_and_lengths():
+    tg.manual_seed(9)
+    transformer = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=2,
+                                 dim_feedforward=16, batch_first=True).eval()  # fmt: skip
+
+    def model(src, tgt):
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        return transformer(src, tgt, tgt_mask=mask, tgt_is_causal=True)
+
+    rng = np.random.default_rng(9)
+    src, tgt = (rng.standard_normal((2, n, 8)).astype(np.float32) for n in (6, 5))
+    dynamic = {"src": {0: "b", 1: "s"}, "tgt": {0: "b", 1: "t"}, "output": {0: "b", 1: "t"}}
+    data = exported(model, (tg.tensor(src), tg.tensor(tgt)), input_names=["src", "tgt"],
+                    dynamic_axes=dynamic)  # fmt: skip
+    for batch, source, target in ((2, 6, 5), (3, 4, 7), (1, 2, 1)):
+        x, y = (rng.standard_normal((batch, n, 8)).astype(np.float32) for n in (source, target))
+        (got,) = run_onnx(data, {"src": x, "tgt": y})
+        np.testing.assert_allclose(got, in_tensorgrad(model, x, y)[0], **TOLERANCE)
+
+
+def test_a_mask_table_cut_to_the_length_takes_lengths_up_to_the_exported_one():
+    """A constant that, at the smaller length, is the corner of itself (a causal mask made
+    from the length) is kept at the exported size and cut in the graph: shorter sequences
+    work, longer ones fail in ONNX Runtime rather than give wrong numbers."""
+    tg.manual_seed(10)
+    proj = nn.Linear(4, 4)
+
+    def model(x):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+        q = proj(x)
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+
+    x = np.random.default_rng(10).standard_normal((2, 6, 4)).astype(np.float32)
+    axes = {0: "b", 1: "t"}
+    data = exported(model, tg.tensor(x), dynamic_axes={"input": axes, "output": axes})
+    for length in (6, 3):
+        xs = x[:, :length] * 0.7
+        (got,) = run_onnx(data, {"input": xs})
+        np.testing.assert_allclose(got, in_tensorgrad(model, xs)[0], **TOLERANCE)
+    longer = np.concatenate([x, x], axis=1)
+    with pytest.raises(Exception, match="(?i)broadcast|shape|dimension"):
+        run_onnx(data, {"input": longer})
