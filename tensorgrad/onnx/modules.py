@@ -91,6 +91,9 @@ def _recurrent(info: CallInfo) -> list[tuple[Tensor, str]]:
             "was given a PackedSequence: no ONNX mapping here (export the padded batch; ONNX's "
             "sequence_lens is not used)"
         )
+    states_given = () if hx is None else hx if isinstance(hx, (tuple, list)) else (hx,)
+    if not all(isinstance(t, Tensor) for t in (x, *states_given)):
+        raise info.refuse("was called with an input or state that is not a Tensor")
     if module.training and module.dropout and module.num_layers > 1:
         raise info.refuse(
             "is in training mode with dropout between its layers, a random mask that would be "
