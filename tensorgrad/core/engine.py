@@ -267,14 +267,14 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
+    if state.vmapping:  # inside vmap: a batched operand or setting makes it another op
+        out = batched_apply(op, inputs)  # (core.batching; None: nothing was batched)
+        if out is not None:
+            return out
     tensors_only = UNBATCHED_TYPES.issuperset(map(type, inputs))  # the usual case: no constants
     if tensors_only:
         arrays = [x._data for x in inputs]
     else:
-        if state.vmapping:  # inside vmap: a batched operand makes it another op (core.batching)
-            out = batched_apply(op, inputs)
-            if out is not None:
-                return out
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     try:
         data = op.forward(*arrays)

@@ -317,3 +317,32 @@ def test_custom_functions_and_raw_value_methods_see_one_sample():
     w = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     np.testing.assert_array_equal(func.vmap(lambda r: r.long().sum())(w).numpy(), [3, 12])
     np.testing.assert_array_equal(func.vmap(lambda r: r.isnan().sum())(x).numpy(), [0, 0])
+
+
+def test_per_sample_gradients_of_a_transformer_block_with_shared_embeddings():
+    """An embedding lookup of batched indices in a shared table (the batch is in the op's
+    index, not its operands), attention with a causal mask, layer norm, GELU: every op by its
+    rule, and each sample's gradients those of its own backward call."""
+    tg.manual_seed(0)
+    layer = tg.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"
+    ).double()
+    emb, head = tg.nn.Embedding(11, 8).double(), tg.nn.Linear(8, 11).double()
+    params = {k: v.detach() for k, v in layer.named_parameters()}
+    idx, targets = tg.randint(0, 11, (3, 1, 5)), tg.randint(0, 11, (3, 1, 5))
+    mask = tg.nn.Transformer.generate_square_subsequent_mask(5).double()
+
+    def loss(p, i, t):
+        h = func.functional_call(layer, p, (emb(i),), {"src_mask": mask, "is_causal": True})
+        return tg.nn.functional.cross_entropy(head(h).reshape(-1, 11), t.reshape(-1))
+
+    before = sum(batching.state.looped.values())
+    grads = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, idx, targets)
+    assert sum(batching.state.looped.values()) == before
+    for b in range(3):
+        leaves = {k: v.detach().requires_grad_() for k, v in params.items()}
+        loss(leaves, idx[b], targets[b]).backward()
+        for name, leaf in leaves.items():
+            np.testing.assert_allclose(
+                grads[name][b].numpy(), leaf.grad.numpy(), rtol=1e-9, atol=1e-12
+            )
