@@ -16,6 +16,8 @@ from tensorgrad.ops.elementwise import Erf
 class Sigmoid(Op):
     """The logistic function, computed without overflow: exp is only taken of -|x|."""
 
+    batching = "elementwise"
+
     uses_inputs = False
     uses_output = True
 
@@ -33,6 +35,8 @@ class Sigmoid(Op):
 class Relu(Op):
     """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
     bool inputs (NumPy would give int64)."""
+
+    batching = "elementwise"
 
     def forward(self, x):
         if x.dtype == np.bool_:
@@ -54,6 +58,7 @@ class Relu(Op):
 
 class LeakyRelu(Op):
     name = "leaky_relu"
+    batching = "elementwise"
 
     def __init__(self, negative_slope: float = 0.01):
         self.negative_slope = negative_slope
@@ -83,6 +88,8 @@ def _normal_cdf(x: Any) -> Any:
 
 class Gelu(Op):
     """GELU, ``x * Φ(x)``: exact (``approximate="none"``, with erf) or the tanh approximation."""
+
+    batching = "elementwise"
 
     def __init__(self, approximate: str = "none"):
         if approximate not in ("none", "tanh"):
@@ -134,6 +141,8 @@ class Gelu(Op):
 class Silu(Op):
     """``x · σ(x)`` (swish); one op so that ``F.silu(x, inplace=True)`` can be recorded."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return x * call(Sigmoid, x)
 
@@ -150,6 +159,8 @@ class Softplus(Op):
     """``log(1 + exp(βx)) / β``, and ``x`` itself where ``βx > threshold`` (PyTorch's switch to
     the linear part). exp is only taken of ``-|βx|``, so no branch overflows: composed from
     ``where``, the unused branch's ``exp`` would overflow and its gradient become NaN."""
+
+    batching = "elementwise"
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         self.beta, self.threshold = beta, threshold
@@ -176,6 +187,7 @@ class Elu(Op):
     taken of ``min(x, 0)`` only, so large inputs do not overflow in the unused branch."""
 
     name = "elu"
+    batching = "elementwise"
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = alpha
@@ -194,6 +206,7 @@ class Elu(Op):
 
 
 class Softmax(Op):
+    batching = "along_axis"
     uses_inputs = False
     uses_output = True
 
@@ -216,6 +229,7 @@ class Softmax(Op):
 
 class LogSoftmax(Op):
     name = "log_softmax"
+    batching = "along_axis"
     uses_inputs = False
     uses_output = True
 

@@ -14,6 +14,7 @@ from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class Add(Op):
+    batching = "elementwise"
     uses_inputs = False
 
     def forward(self, x, y):
@@ -59,6 +60,7 @@ def _refuse_bools(name: str, *operands: Any) -> None:
 
 
 class Sub(Op):
+    batching = "elementwise"
     uses_inputs = False
     #: for callers that convert the operands first (dtype promotion, ``alpha``), which would
     #: hide a bool from ``forward``
@@ -85,6 +87,8 @@ class Sub(Op):
 
 
 class Mul(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         return x * y
 
@@ -107,6 +111,8 @@ class Mul(Op):
 
 
 class Div(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         return x / y
 
@@ -133,6 +139,8 @@ class Rounding(Op):
     division): its gradient is 0 wherever it is defined, which is how PyTorch takes it
     (the result requires grad, and backward through it gives zeros)."""
 
+    batching = "elementwise"
+
     uses_inputs = False
 
     def __init__(self, name: str, function: Any):
@@ -155,6 +163,7 @@ class Rounding(Op):
 
 
 class Neg(Op):
+    batching = "elementwise"
     uses_inputs = False
 
     def forward(self, x):
@@ -200,6 +209,8 @@ class Pow(Op):
     where ``y·x^(y−1)`` would be 0·∞); the gradient with respect to the exponent is 0 where
     x = 0 and y ≥ 0, −inf where x = 0 and y < 0, and NaN where x < 0.
     """
+
+    batching = "elementwise"
 
     uses_output = True
 
@@ -263,6 +274,7 @@ class Pow(Op):
 
 
 class Exp(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -277,6 +289,8 @@ class Exp(Op):
 
 
 class Log(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.log(x)
 
@@ -289,6 +303,8 @@ class Log(Op):
 
 class Log1p(Op):
     """``log(1 + x)``, accurate for small x."""
+
+    batching = "elementwise"
 
     def forward(self, x):
         return np.log1p(x)
@@ -305,6 +321,8 @@ class Log1p(Op):
 
 class Expm1(Op):
     """``exp(x) − 1``, accurate for small x."""
+
+    batching = "elementwise"
 
     uses_inputs = False
     uses_output = True
@@ -323,6 +341,7 @@ class Expm1(Op):
 
 
 class Sqrt(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -340,6 +359,8 @@ class Abs(Op):
     """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses), and at NaN
     too (PyTorch's sign of NaN)."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return np.abs(x)
 
@@ -354,6 +375,8 @@ class Abs(Op):
 
 
 class Sin(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.sin(x)
 
@@ -365,6 +388,8 @@ class Sin(Op):
 
 
 class Cos(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.cos(x)
 
@@ -376,6 +401,7 @@ class Cos(Op):
 
 
 class Tanh(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -439,6 +465,8 @@ class Erf(Op):
     """The error function: SciPy's (imported on first use: SciPy comes with scikit-learn),
     or for float32 :func:`erf_float32` (:data:`FAST_ERF`)."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         if FAST_ERF and type(x) is np.ndarray and x.dtype == np.float32:
             return erf_float32(x)
@@ -487,6 +515,8 @@ class Clip(Op):
     ``low`` only where also ``low < high``, and ``high`` wherever ``high < low`` too (every
     output is then ``high``).
     """
+
+    batching = "elementwise"
 
     def forward(self, x, low=None, high=None):
         if low is None and high is None:
@@ -546,6 +576,8 @@ def _tie_jvp(tangents: Any, w: Any) -> Any:
 class Maximum(Op):
     """Elementwise maximum; on ties each input gets half the gradient."""
 
+    batching = "elementwise"
+
     def forward(self, x, y):
         return np.maximum(x, y)
 
@@ -564,6 +596,8 @@ class Maximum(Op):
 class Minimum(Op):
     """Elementwise minimum; on ties each input gets half the gradient."""
 
+    batching = "elementwise"
+
     def forward(self, x, y):
         return np.minimum(x, y)
 
@@ -581,6 +615,8 @@ class Minimum(Op):
 
 class Where(Op):
     """``cond ? x : y``. ``cond`` is a constant; x and y broadcast against it."""
+
+    batching = "elementwise"
 
     def forward(self, cond, x, y):
         return np.where(cond, x, y)
@@ -605,6 +641,7 @@ class Clone(Op):
     ``order="C"`` lays the copy out row-major, which ``contiguous()`` needs."""
 
     name = "clone"
+    batching = "elementwise"
     uses_inputs = False
 
     def __init__(self, order: str = "K"):
@@ -622,6 +659,8 @@ class Clone(Op):
 
 class Cast(Op):
     """Change the dtype; the gradient is cast back to the input's dtype."""
+
+    batching = "elementwise"
 
     uses_inputs = False
 
