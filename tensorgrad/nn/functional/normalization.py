@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad.core import engine
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.math_methods import floating_kernel
 from tensorgrad.core.tensor import Tensor
@@ -88,6 +89,7 @@ def layer_norm(
     floating_kernel("layer_norm", x)
     if (
         FUSE_LAYER_NORM
+        and not engine.state.vmapping  # (inside vmap: the composition, whose ops batch)
         and isinstance(weight, Tensor)
         and isinstance(bias, Tensor)
         and weight.shape == shape == bias.shape
