@@ -34,7 +34,7 @@ def wide_range() -> np.ndarray:
 
 
 def test_erf_float32_is_within_one_ulp_of_the_exact_erf():
-    # max 0.82 ulp measured on 13 million points; relative error ≤ 1.2e-7 on normal floats
+    # max 0.82 ulp measured on 9 million points over [-6, 6] and magnitudes down to 1e-38
     x = wide_range()
     got = erf_float32(x)
     exact = exact_erf(x.astype(np.float64))
