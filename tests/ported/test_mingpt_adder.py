@@ -77,23 +77,27 @@ def _import_mingpt(root: Path, package: str, *, ported: bool) -> dict[str, Modul
 
 
 @pytest.fixture
-def both_mingpts(tmp_path, monkeypatch):
-    """(PyTorch's minGPT, the ported one), imported from ``tmp_path``, unloaded afterwards."""
-    torch = pytest.importorskip("torch")
+def import_mingpt(tmp_path, monkeypatch):
+    """``import_mingpt(ported=...)``: minGPT from ``tmp_path``, unloaded after the test."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    packages = ("mingpt_on_torch", "mingpt_on_tensorgrad")
+    packages = {True: "mingpt_on_tensorgrad", False: "mingpt_on_torch"}
+    try:
+        yield lambda ported: _import_mingpt(tmp_path, packages[ported], ported=ported)
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] in packages.values()]:
+            del sys.modules[name]
+
+
+@pytest.fixture
+def both_mingpts(import_mingpt):
+    """(torch, PyTorch's minGPT, the ported one), PyTorch on one thread meanwhile."""
+    torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny products: PyTorch's threads only wait for each other
     try:
-        yield (
-            torch,
-            _import_mingpt(tmp_path, packages[0], ported=False),
-            _import_mingpt(tmp_path, packages[1], ported=True),
-        )
+        yield torch, import_mingpt(False), import_mingpt(True)
     finally:
         torch.set_num_threads(threads)
-        for name in [n for n in sys.modules if n.split(".")[0] in packages]:
-            del sys.modules[name]
 
 
 def _nano_config(mingpt, dropout: float):
@@ -167,27 +171,27 @@ def _expected_init(name: str) -> tuple[float, float]:
     return 0.0, 0.02  # Linear and Embedding weights
 
 
-def test_ported_mingpt_initialises_as_pytorch(both_mingpts):
-    """The ported GPT's own initial weights (tensorgrad's generator, so other numbers than
-    PyTorch's) have the distribution minGPT sets, as PyTorch's do: N(0, 0.02) for Linear and
+@pytest.mark.parametrize("ported", [True, False], ids=["tensorgrad", "pytorch"])
+def test_mingpt_initialises_as_mingpt_says(import_mingpt, ported):
+    """The GPT's initial weights, ported (tensorgrad's generator, so other numbers than
+    PyTorch's) and on PyTorch, have the distribution minGPT sets: N(0, 0.02) for Linear and
     Embedding weights, N(0, 0.02/√6) for the residual projections, LayerNorm at (1, 0). The
     sample mean and standard deviation are checked to 5 standard errors."""
-    torch, on_torch, on_tg = both_mingpts
-    tg.manual_seed(3407)
-    torch.manual_seed(3407)
-    for mingpt in (on_torch, on_tg):
-        model = mingpt["model"].GPT(_nano_config(mingpt, 0.1))
-        names = [name for name, _ in model.named_parameters()]
-        assert len(names) == 3 * 12 + 5 and "transformer.h.2.mlp.c_proj.weight" in names
-        for name, parameter in model.named_parameters():
-            values = parameter.detach().numpy().astype(np.float64).ravel()
-            mean, std = _expected_init(name)
-            if std == 0.0:
-                assert np.all(values == mean), name
-                continue
-            n = values.size
-            assert abs(values.mean() - mean) < 5 * std / n**0.5, name
-            assert abs(values.std() / std - 1) < 5 / (2 * n) ** 0.5, name
+    lib = tg if ported else pytest.importorskip("torch")
+    mingpt = import_mingpt(ported)
+    lib.manual_seed(3407)
+    model = mingpt["model"].GPT(_nano_config(mingpt, 0.1))
+    names = [name for name, _ in model.named_parameters()]
+    assert len(names) == 3 * 12 + 5 and "transformer.h.2.mlp.c_proj.weight" in names
+    for name, parameter in model.named_parameters():
+        values = parameter.detach().numpy().astype(np.float64).ravel()
+        mean, std = _expected_init(name)
+        if std == 0.0:
+            assert np.all(values == mean), name
+            continue
+        n = values.size
+        assert abs(values.mean() - mean) < 5 * std / n**0.5, name
+        assert abs(values.std() / std - 1) < 5 / (2 * n) ** 0.5, name
 
 
 def test_ported_mingpt_dropout_changes_the_logits_as_pytorch(both_mingpts):
