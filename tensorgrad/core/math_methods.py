@@ -624,6 +624,8 @@ class MathMethods:
         an integer or bool type gives a tensor without gradient)."""
         try:
             dtype = array_backend.as_dtype(dtype)
+        except array_backend.UnsupportedError:
+            raise  # it names the dtype and the porting guide already, and stays catchable
         except TypeError as exc:
             raise engine.named_error("to", exc) from exc
         if dtype == self.dtype:
