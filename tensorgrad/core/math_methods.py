@@ -640,6 +640,8 @@ class MathMethods:
         to it, as ``to(dtype)``."""
         if dtype is None:
             return _TYPE_NAMES.get(self.dtype, f"torch.{self.dtype}")
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), np.dtype):
+            dtype = dtype.dtype  # a legacy type: x.type(torch.LongTensor) (core/legacy_types.py)
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             module, _, name = dtype.rpartition(".")
             if module.endswith("cuda"):
