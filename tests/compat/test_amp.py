@@ -93,9 +93,11 @@ def test_autocast_only_when_disabled():
         assert (nn.Linear(2, 2)(tg.ones(1, 2))).dtype == tg.float32
     with tg.amp.autocast("cpu", enabled=False):
         pass
-    with pytest.raises(tg.UnsupportedError, match="automatic mixed precision"):
-        with tg.autocast("cpu", dtype=tg.bfloat16):
-            pass
+    with (
+        pytest.raises(tg.UnsupportedError, match="automatic mixed precision"),
+        tg.autocast("cpu", dtype=tg.bfloat16),
+    ):
+        pass
 
 
 def test_the_cpu_scaler_agrees_with_pytorch():

@@ -1,4 +1,5 @@
-"""``Identity``, ``Linear`` (and ``NonDynamicallyQuantizableLinear``), and the fusion of Linear/ReLU runs in ``Sequential``."""
+"""``Identity``, ``Linear`` (and ``NonDynamicallyQuantizableLinear``), and the fusion of
+Linear/ReLU runs in ``Sequential``."""
 
 from __future__ import annotations
 
