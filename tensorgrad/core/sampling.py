@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
+from tensorgrad.core import engine
 from tensorgrad.core.args import shape_args
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.generator import numpy_generator
@@ -36,6 +37,7 @@ def _is_number(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- multinomial
+@engine.reads_values
 def multinomial(
     input: Any, num_samples: int, replacement: bool = False, *, generator: Any = None
 ) -> Tensor:
