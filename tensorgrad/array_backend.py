@@ -50,6 +50,42 @@ _PYTORCH_ONLY_DTYPES = ("bfloat16", "complex32", "chalf", "cfloat", "cdouble", "
 _rng = np.random.default_rng()
 
 
+class UnsupportedDtype:
+    """A PyTorch dtype tensorgrad has no arrays for (``torch.bfloat16``, ``torch.complex64``,
+    ...), as a name a program may hold: ported code builds tables such as nanoGPT's
+    ``{'float32': torch.float32, 'bfloat16': torch.bfloat16}`` before it picks one. Making or
+    casting a tensor with it raises :class:`UnsupportedError` naming it (``as_dtype``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> tuple:
+        return (unsupported_dtype, (self.name,))
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.name.startswith(("bfloat", "float"))
+
+    @property
+    def is_complex(self) -> bool:
+        return self.name.startswith(("complex", "c"))
+
+
+_UNSUPPORTED_DTYPES: dict[str, UnsupportedDtype] = {}
+
+
+def unsupported_dtype(name: str) -> UnsupportedDtype:
+    """The one placeholder for the PyTorch dtype ``name`` (``"bfloat16"``, ...)."""
+    if name not in _UNSUPPORTED_DTYPES:
+        _UNSUPPORTED_DTYPES[name] = UnsupportedDtype(name)
+    return _UNSUPPORTED_DTYPES[name]
+
+
 class UnsupportedError(TypeError):
     """A PyTorch feature tensorgrad does not have (a device, a dtype): see docs/porting.md."""
 
@@ -83,6 +119,11 @@ def as_dtype(dtype: Any) -> np.dtype | None:
         return DEFAULT_FLOAT
     if dtype is int:
         return int64
+    if isinstance(dtype, UnsupportedDtype):
+        raise UnsupportedError(
+            f"dtype {dtype!r} is not supported: tensors hold bool, integer or float data "
+            "(float16/32/64, int8/16/32/64, uint8, bool; see docs/porting.md)"
+        )
     try:
         result = np.dtype(dtype)
     except TypeError as exc:

@@ -11,7 +11,8 @@ The sweep itself lives in ``tensorgrad.core.sweep``; this package is its public 
 ``finite_differences`` (``gradcheck``, ``gradgradcheck``, ``gradcheck_module``) and
 ``scalar_oracle`` (``check_with_scalar_engine``); ``checks`` re-exports both checks;
 ``forward_ad`` (forward mode) and ``functional`` (``jacobian``, ``hessian``, ``vjp``, ``jvp``,
-``hvp``, ``vhp``: PyTorch's ``torch.autograd.functional``, imported on first use).
+``hvp``, ``vhp``: PyTorch's ``torch.autograd.functional``, imported on first use);
+``variable`` (PyTorch's deprecated ``Variable``, for old programs).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from tensorgrad.autograd.function import Function, FunctionCtx, once_differentiable
 from tensorgrad.autograd.gradients import backward, grad
+from tensorgrad.autograd.variable import Variable
 from tensorgrad.grad_mode import enable_grad, no_grad, set_grad_enabled
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "FunctionCtx",
     "GradcheckError",
     "GradcheckWarning",
+    "Variable",
     "backward",
     "check_with_scalar_engine",
     "detect_anomaly",

@@ -7,6 +7,7 @@ work. A module of its own so that the gradient checks (``finite_differences``,
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tensorgrad.core import engine, sweep
@@ -42,14 +43,32 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Any, ...]:
     """The gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
 
     ``.grad`` is left untouched. With ``create_graph=True`` the returned gradients are
     themselves differentiable (for second derivatives and Hessian-vector products).
+    PyTorch's signature: ``only_inputs`` is deprecated and ignored (a FutureWarning when
+    False, as PyTorch's; WGAN-GP's gradient penalty passes it); ``is_grads_batched=True``
+    is refused (``tg.func.vmap`` over ``vjp`` batches instead).
     """
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    if is_grads_batched:
+        raise NotImplementedError(
+            "grad: is_grads_batched=True is not supported by tensorgrad; use "
+            "tg.func.vmap over tg.func.vjp"
+        )
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grad_outputs = _gradient_list(grad_outputs, len(outputs), "grad", "grad_outputs")

@@ -9,7 +9,9 @@ docs/porting.md):
 ``cuda.py``           ``torch.cuda``: no devices, seeding accepted, the rest refused by name
 ``accelerator.py``    ``torch.accelerator``: no accelerator
 ``backends/``         ``torch.backends``: cudnn, cuda, mps and cpu switches, settable, inert
-``unsupported.py``    ``torch.complex64``, ``torch.compile``, ...: errors that name them
+``amp.py``            ``torch.amp``/``torch.cuda.amp``: ``GradScaler``, ``autocast(enabled=False)``
+``unsupported.py``    ``torch.compile``, ...: errors that name them; ``torch.bfloat16``, ...:
+                      placeholders refused when a tensor is made with one
 ====================  ======================================================================
 
 Ported code reaches them at PyTorch's paths: ``import tensorgrad`` registers ``cuda``,

@@ -64,9 +64,18 @@ def _unsupported(what: str) -> UnsupportedError:
     )
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: no CUDA device (and no bfloat16 arrays)."""
+    return False
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "amp":  # torch.cuda.amp.GradScaler: disabled without CUDA, as PyTorch's
+        from tensorgrad.compat import amp
+
+        return amp
     raise UnsupportedAttributeError(
         f"torch.cuda.{name} is not available: tensorgrad runs on the CPU only (see docs/porting.md)"
     )

@@ -1,17 +1,21 @@
-"""PyTorch names tensorgrad does not have. ``tg.complex64``, ``tg.compile``, ``tg.jit``, ...
-are reached through ``tensorgrad.__getattr__`` and land here, where each raises an error that
-names the feature and points at docs/porting.md, instead of a bare ``AttributeError``.
+"""PyTorch names tensorgrad does not have. ``tg.compile``, ``tg.jit``, ... are reached
+through ``tensorgrad.__getattr__`` and land here, where each raises an error that names the
+feature and points at docs/porting.md, instead of a bare ``AttributeError``.
 
 The error is an :class:`~tensorgrad.UnsupportedError` and an ``AttributeError``, so
-``hasattr(tg, "compile")`` and ``getattr(tg, "bfloat16", None)`` answer as for any missing
-attribute.
+``hasattr(tg, "compile")`` answers as for any missing attribute.
+
+The dtypes (``tg.bfloat16``, ``tg.complex64``, ...) are names a program may hold, as it
+holds them in PyTorch (nanoGPT builds a table of dtypes before it picks float32 on a CPU):
+each is an :class:`~tensorgrad.array_backend.UnsupportedDtype`, and making or casting a
+tensor with one raises the error instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tensorgrad.array_backend import UnsupportedError
+from tensorgrad.array_backend import UnsupportedError, unsupported_dtype
 
 _DTYPES = (
     "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "bfloat16",
@@ -22,8 +26,6 @@ _DTYPES = (
 FEATURES = {
     "compile": "graph compilation (the model runs as written; drop the torch.compile call)",
     "jit": "TorchScript",
-    "autocast": "automatic mixed precision",
-    "amp": "automatic mixed precision",
     "fft": "Fourier transforms",
     "linalg": "the linear-algebra module (Tensor.norm, matmul and @ are there)",
     "sparse": "sparse tensors",
@@ -46,10 +48,7 @@ class UnsupportedAttributeError(UnsupportedError, AttributeError):
 
 def __getattr__(name: str) -> Any:
     if name in _DTYPES:
-        raise UnsupportedAttributeError(
-            f"torch.{name} is not supported: tensors hold bool, integer or float data "
-            "(float16/32/64, int8/16/32/64, uint8, bool; see docs/porting.md)"
-        )
+        return unsupported_dtype(name)
     if name in FEATURES:
         raise UnsupportedAttributeError(
             f"torch.{name} ({FEATURES[name]}) is not supported by tensorgrad; see "

@@ -640,6 +640,8 @@ class MathMethods:
         an integer or bool type gives a tensor without gradient)."""
         try:
             dtype = array_backend.as_dtype(dtype)
+        except array_backend.UnsupportedError:
+            raise  # it names the dtype and the porting guide already, and stays catchable
         except TypeError as exc:
             raise engine.named_error("to", exc) from exc
         if dtype == self.dtype:
@@ -654,6 +656,8 @@ class MathMethods:
         to it, as ``to(dtype)``."""
         if dtype is None:
             return _TYPE_NAMES.get(self.dtype, f"torch.{self.dtype}")
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), np.dtype):
+            dtype = dtype.dtype  # a legacy type: x.type(torch.LongTensor) (core/legacy_types.py)
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             module, _, name = dtype.rpartition(".")
             if module.endswith("cuda"):

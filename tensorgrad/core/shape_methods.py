@@ -38,7 +38,12 @@ class ShapeMethods:
         to be copied (PyTorch's rule; ``reshape`` copies when it must)."""
         target = _resolve(shape_args(required(shape, "view", "shape")), self.numel(), "view")
         out = self.reshape(target)
-        if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
+        if (
+            out is not self
+            and out._data.size
+            and not np.shares_memory(out._data, self._data)
+            and not _internally_channels_last(self)
+        ):
             raise RuntimeError(
                 "view: view size is not compatible with input tensor's size and stride (at "
                 "least one dimension spans across two contiguous subspaces). Use .reshape(...) "
@@ -886,3 +891,18 @@ def _along(x: Any, dim: int, index: Any, source: Any, name: str) -> tuple[Any, .
     if not x.ndim:
         return (Ellipsis,) if indices.size else (np.zeros(0, bool).reshape(()),)
     return (slice(None),) * axis + (indices,)
+
+
+def _internally_channels_last(tensor: Any) -> bool:
+    """Whether ``tensor`` is (N, C, H, W) kept channels-last in memory by tensorgrad itself:
+    a convolution's output, and what ReLU, pooling and batch norm make of it (docs/conv.md).
+    PyTorch's would be contiguous, so ``x.view(x.size(0), -1)`` after a convolution works
+    there; here it gives the reshaped copy (docs/porting.md). A channels-last view the user
+    made (``permute``) is a recorded view and keeps PyTorch's error."""
+    data = tensor._data
+    return (
+        data.ndim == 4
+        and tensor._view is None
+        and not data.flags.c_contiguous
+        and data.transpose(0, 2, 3, 1).flags.c_contiguous
+    )

@@ -297,3 +297,33 @@ def test_type_agrees_with_torch():
         assert ours.type() == theirs.type()
         assert ours.type(tg.float64).type() == theirs.type(torch.float64).type()
     assert tg.zeros(1).is_xpu == torch.zeros(1).is_xpu and tg.zeros(1).is_cuda is False
+
+
+def test_view_after_a_convolution_works_as_in_pytorch():
+    """``x.view(x.size(0), -1)`` after a convolution (LeNet's ``x.view(-1, 16 * 5 * 5)``,
+    PyTorch-GAN's discriminators): tensorgrad keeps the activations channels-last inside
+    (docs/conv.md), PyTorch's are contiguous, so the view must work; gradients flow. A
+    channels-last view the user made keeps PyTorch's error."""
+    tg.manual_seed(0)
+    x = tg.randn(2, 3, 12, 12, requires_grad=True)
+    conv = tg.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+    pooled = tg.nn.functional.max_pool2d(tg.nn.functional.relu(conv(x)), 2)
+    normed = tg.nn.BatchNorm2d(4)(conv(x))
+    for out in (conv(x), pooled, normed):
+        flat = out.view(out.size(0), -1)
+        np.testing.assert_array_equal(flat.detach().numpy(), out.detach().numpy().reshape(2, -1))
+    pooled.view(-1, 4 * 3 * 3).sum().backward()
+    assert x.grad is not None and x.grad.shape == (2, 3, 12, 12)
+    permuted = tg.randn(2, 5, 6, 3).permute(0, 3, 1, 2)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        permuted.view(2, -1)
+
+
+def test_view_after_a_convolution_agrees_with_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    ours = tg.nn.functional.conv2d(tg.tensor(x), tg.tensor(w)).view(2, -1)
+    theirs = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w)).view(2, -1)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)

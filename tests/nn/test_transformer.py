@@ -136,8 +136,47 @@ def test_multihead_attention_errors():
         mha(x, x, x, is_causal=True)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         nn.MultiheadAttention(8, 3)
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        nn.MultiheadAttention(8, 2, add_bias_kv=True)
+
+
+def test_multihead_attention_bias_kv_and_zero_attn(check_gradient):
+    """``add_bias_kv`` appends a learnt key and value (``bias_k``/``bias_v``, (1, 1, E)) and
+    ``add_zero_attn`` a zero one after them: the weights gain a column each, which a key
+    padding mask does not hide, and the zero key scores exactly 0."""
+    tg.manual_seed(2)
+    mha = nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True, dtype=tg.float64)
+    assert list(mha.state_dict()) == [
+        "in_proj_weight",
+        "in_proj_bias",
+        "bias_k",
+        "bias_v",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
+    assert mha.bias_k.shape == (1, 1, 8) and mha.add_zero_attn
+    assert float(mha.bias_k.abs().sum()) > 0  # xavier_normal_, not left at zero
+    assert type(mha.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+    assert isinstance(mha.out_proj, nn.Linear)
+    x = tg.randn(5, 3, 8, dtype=tg.float64, requires_grad=True)
+    padding = tg.tensor(np.array([[False] * 4 + [True]] * 3))
+    out, weights = mha(x, x, x, key_padding_mask=padding, average_attn_weights=False)
+    assert out.shape == (5, 3, 8) and weights.shape == (3, 2, 5, 7)
+    w = _numpy(weights)
+    np.testing.assert_allclose(w.sum(-1), 1.0)
+    assert np.all(w[..., 4] == 0) and np.all(w[..., 5:] > 0)
+    # the zero key's score is 0, so its weight over the first key's is exp(-score of key 0)
+    q = _numpy(F.linear(x, mha.in_proj_weight[:8], mha.in_proj_bias[:8]))
+    k0 = _numpy(F.linear(x, mha.in_proj_weight[8:16], mha.in_proj_bias[8:16]))[0]
+    q, k0 = q.reshape(5, 3, 2, 4), k0.reshape(3, 2, 4)
+    score0 = np.einsum("lbhd,bhd->bhl", q, k0) / 2.0
+    np.testing.assert_allclose(w[..., 6] / w[..., 0], np.exp(-score0), rtol=1e-10)
+    fast, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
+    np.testing.assert_allclose(_numpy(fast), _numpy(out), rtol=1e-12)
+    mask = nn.Transformer.generate_square_subsequent_mask(5, dtype=tg.float64)
+    check_gradient(lambda: mha(x, x, x, attn_mask=mask)[0], [x, *mha.parameters()])
+    plain = nn.MultiheadAttention(8, 2, add_bias_kv=True, bias=False)
+    assert plain.in_proj_bias is None and plain.bias_k is not None
+    with pytest.raises(RuntimeError, match="missing keys: .bias_v"):
+        plain.load_state_dict({k: v for k, v in plain.state_dict().items() if k != "bias_v"})
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -186,6 +225,27 @@ def _ours_from(theirs, ours):
     ours.load_state_dict(state)
 
 
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_multihead_attention_bias_kv_loads_both_ways_and_the_causal_hint(torch, need_weights):
+    """Our state dict (``bias_k``/``bias_v`` included) loads into PyTorch's module and gives
+    its outputs; with the ``is_causal`` hint PyTorch's fused path (``need_weights=False``)
+    masks the appended keys too, its weights path does not, and so does tensorgrad."""
+    tg.manual_seed(3)
+    ours = nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True, dtype=tg.float64)
+    theirs = torch.nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)
+    theirs = theirs.to(torch.float64)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(5).standard_normal((4, 2, 8))
+    mask_g = nn.Transformer.generate_square_subsequent_mask(4, dtype=tg.float64)
+    mask_t = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    out_g, _ = ours(
+        *[tg.tensor(x)] * 3, attn_mask=mask_g, is_causal=True, need_weights=need_weights
+    )
+    xt = torch.tensor(x)
+    out_t, _ = theirs(xt, xt, xt, attn_mask=mask_t, is_causal=True, need_weights=need_weights)
+    np.testing.assert_allclose(_numpy(out_g), _numpy(out_t), rtol=1e-10, atol=1e-12)
+
+
 def _assert_grads(ours, theirs, **tol):
     for (name, p), q in zip(ours.named_parameters(), theirs.parameters(), strict=True):
         scale = max(1.0, float(np.abs(q.grad.numpy()).max()))
@@ -232,6 +292,10 @@ def test_sdpa_agrees_with_pytorch(torch, dtype):
         ({"batch_first": True}, {"need_weights": False}),
         ({"kdim": 3, "vdim": 5}, {"average_attn_weights": False}),
         ({"bias": False}, {}),
+        ({"add_bias_kv": True}, {}),
+        ({"add_bias_kv": True, "kdim": 3, "vdim": 5}, {"need_weights": False}),
+        ({"add_zero_attn": True, "batch_first": True}, {"average_attn_weights": False}),
+        ({"add_bias_kv": True, "add_zero_attn": True, "bias": False}, {"need_weights": False}),
     ],
 )
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

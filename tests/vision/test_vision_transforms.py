@@ -1,4 +1,4 @@
-"""transforms: ToTensor, Normalize, Compose, Lambda, and the batched form of a pipeline."""
+"""transforms: ToTensor, Normalize, Compose, Lambda, Resize, and the batched form of a pipeline."""
 
 from __future__ import annotations
 
@@ -215,3 +215,61 @@ def test_batched_refuses_what_it_does_not_know() -> None:
         lambda x: x,
     ):
         assert transforms.batched(transform) is None
+
+
+# --------------------------------------------------------------------------- Resize
+def test_resize_sizes_are_torchvisions():
+    """The output size rules of torchvision's ``_compute_resized_output_size``."""
+    size = F.resized_size
+    assert size(28, 28, 64) == [64, 64]
+    assert size(30, 40, 15) == [15, 20] and size(40, 30, [15]) == [20, 15]
+    assert size(30, 47, 15) == [15, 23]  # the longer edge rounds down
+    assert size(30, 40, (7, 9)) == [7, 9]
+    assert size(30, 90, 20, max_size=40) == [13, 40]
+    with pytest.raises(ValueError, match="must be strictly greater"):
+        size(30, 40, 20, max_size=20)
+    with pytest.raises(ValueError, match="max_size should only be passed"):
+        size(30, 40, (7, 9), max_size=50)
+    with pytest.raises(TypeError, match="Size should be int or sequence"):
+        transforms.Resize(2.5)
+    with pytest.raises(ValueError, match="it should have 1 or 2 values"):
+        transforms.Resize((1, 2, 3))
+    with pytest.raises(TypeError, match="InterpolationMode"):
+        transforms.Resize(4, interpolation="bilinear")
+
+
+def test_resize_is_pillows_resampling_on_arrays_and_pil_images():
+    """torchvision resizes a PIL image with ``img.resize((w, h), filter)``; tensorgrad hands
+    its arrays to the same call, so the pixels are torchvision's. DCGAN's MNIST pipeline
+    (Resize(64), ToTensor, Normalize) then gives (1, 64, 64) in [-1, 1]."""
+    Image = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(0)
+    gray = rng.integers(0, 256, (28, 30), dtype=np.uint8)
+    rgb = rng.integers(0, 256, (20, 12, 3), dtype=np.uint8)
+    out = transforms.Resize(14)(gray)
+    assert isinstance(out, np.ndarray) and out.shape == (14, 15) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, np.asarray(Image.fromarray(gray).resize((15, 14), 2)))
+    for mode, code in (
+        (transforms.InterpolationMode.NEAREST, 0),
+        (transforms.InterpolationMode.BICUBIC, 3),
+    ):
+        np.testing.assert_array_equal(
+            transforms.Resize((9, 5), mode)(rgb),
+            np.asarray(Image.fromarray(rgb).resize((5, 9), code)),
+        )
+    channel = transforms.Resize(8)(gray[:, :, None])
+    assert channel.shape == (8, 8, 1)
+    pil = transforms.Resize(6)(Image.fromarray(rgb))
+    assert isinstance(pil, Image.Image) and pil.size == (6, 10)
+    same = transforms.Resize(28)(gray[:, :28])
+    assert same.shape == (28, 28)
+    pipeline = transforms.Compose(
+        [transforms.Resize(64), transforms.ToTensor(), transforms.Normalize((0.5,), (0.5,))]
+    )
+    image = pipeline(gray[:, :28])
+    assert image.shape == (1, 64, 64) and -1.0 <= float(image.min()) <= float(image.max()) <= 1.0
+    with pytest.raises(TypeError, match="does not resize Tensors"):
+        transforms.Resize(4)(tg.zeros(1, 8, 8))
+    with pytest.raises(TypeError, match="expected a uint8 image"):
+        transforms.Resize(4)(np.zeros((8, 8), np.float32))
+    assert "Resize(size=64, interpolation=bilinear" in repr(pipeline)

@@ -1,8 +1,8 @@
 """Stateless functions behind the layers and losses: ``import tensorgrad.nn.functional as F``.
 
 One module per family, as ``tensorgrad.nn.modules``: ``activation``, ``linear``, ``conv``,
-``pooling``, ``dropout``, ``normalization`` and ``loss``; ``sparse`` holds ``one_hot`` (where
-PyTorch's documentation lists it).
+``pooling``, ``dropout``, ``normalization``, ``loss`` and ``upsampling`` (``interpolate``);
+``sparse`` holds ``one_hot`` (where PyTorch's documentation lists it).
 """
 
 # issue 22's missing names
@@ -80,6 +80,7 @@ from tensorgrad.nn.functional.pooling import (
     max_pool2d,
 )
 from tensorgrad.nn.functional.sparse import embedding, one_hot
+from tensorgrad.nn.functional.upsampling import interpolate, upsample
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -114,6 +115,7 @@ __all__ = [
     "hardtanh_",
     "huber_loss",
     "instance_norm",
+    "interpolate",
     "kl_div",
     "l1_loss",
     "layer_norm",
@@ -152,4 +154,5 @@ __all__ = [
     "threshold",
     "threshold_",
     "unfold",
+    "upsample",
 ]

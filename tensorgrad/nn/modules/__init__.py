@@ -15,6 +15,7 @@
 ``loss``            ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ...
 ``rnn``             ``RNN``, ``LSTM``, ``GRU`` and their cells
 ``transformer``     ``TransformerEncoder``/``Decoder`` (and their layers), ``Transformer``
+``upsampling``      ``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d``
 ``distance``        ``CosineSimilarity``, ``PairwiseDistance``
 ==================  =======================================================
 
@@ -114,6 +115,7 @@ from tensorgrad.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from tensorgrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 # Sequential runs adjacent Linear and ReLU layers as one linear_chain op (container.FUSERS):
 # registered here, where both layer types are known, so that neither module imports the other
@@ -210,4 +212,7 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "Unflatten",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
 ]

@@ -10,10 +10,11 @@ import numpy as np
 
 from tensorgrad import array_backend
 from tensorgrad.core.engine import as_tensor
+from tensorgrad.core.functions import cat
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
-from tensorgrad.nn.modules.linear import Linear
+from tensorgrad.nn.modules.linear import NonDynamicallyQuantizableLinear
 from tensorgrad.nn.modules.module import Module
 from tensorgrad.nn.parameter import Parameter
 
@@ -153,11 +154,12 @@ class MultiheadAttention(Module):
 
     Parameters as PyTorch's: ``in_proj_weight`` (3E, E) and ``in_proj_bias`` when keys and
     values have the query's size, else ``q_proj_weight``, ``k_proj_weight`` (E, kdim) and
-    ``v_proj_weight`` (E, vdim); ``out_proj`` a Linear. Without ``need_weights`` the
+    ``v_proj_weight`` (E, vdim); ``out_proj`` a Linear; with ``add_bias_kv``, ``bias_k`` and
+    ``bias_v`` (1, 1, E), a learnt key and value appended to every source (and with
+    ``add_zero_attn`` a zero one after them), as PyTorch's. Without ``need_weights`` the
     attention is the one fused op of ``F.scaled_dot_product_attention``; with it, the
     weights are computed as PyTorch does (softmax, then dropout) and returned, averaged over
-    the heads unless ``average_attn_weights=False``. ``add_bias_kv`` and ``add_zero_attn``
-    are refused.
+    the heads unless ``average_attn_weights=False``.
     """
 
     def __init__(
@@ -179,10 +181,6 @@ class MultiheadAttention(Module):
             raise ValueError(
                 f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
                 f"and num_heads={num_heads} instead"
-            )
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError(
-                "MultiheadAttention: add_bias_kv and add_zero_attn are not supported by tensorgrad"
             )
         if device is not None:
             array_backend.as_device(device)
@@ -209,9 +207,15 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(array_backend.zeros((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, dtype=dtype
+        )
+        if add_bias_kv:
+            self.bias_k = Parameter(array_backend.zeros((1, 1, embed_dim), dtype))
+            self.bias_v = Parameter(array_backend.zeros((1, 1, embed_dim), dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -224,6 +228,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple:
         e, b = self.embed_dim, self.in_proj_bias
@@ -290,6 +298,7 @@ class MultiheadAttention(Module):
         q = q.reshape(length, batch, heads, head_dim).permute(1, 2, 0, 3)
         k = k.reshape(source, batch, heads, head_dim).permute(1, 2, 0, 3)
         v = v.reshape(source, batch, heads, head_dim).permute(1, 2, 0, 3)
+        k, v, mask = self._extra_keys(k, v, mask)
         dropout_p = self.dropout if self.training else 0.0
         weights = None
         if need_weights:
@@ -314,6 +323,25 @@ class MultiheadAttention(Module):
         elif self.batch_first:
             out = out.transpose(0, 1)
         return out, weights
+
+    def _extra_keys(self, k: Tensor, v: Tensor, mask: Tensor | None) -> tuple:
+        """PyTorch's ``add_bias_kv`` and ``add_zero_attn``: one more key and value after the
+        source's, first the learnt ``bias_k``/``bias_v``, then zeros; every query may attend
+        to them (the mask gains a 0 column for each)."""
+        batch, heads, _, head_dim = k.shape
+        extra_k, extra_v = [], []
+        if self.bias_k is not None:
+            extra_k.append(self.bias_k.reshape(1, heads, 1, head_dim).expand(batch, -1, -1, -1))
+            extra_v.append(self.bias_v.reshape(1, heads, 1, head_dim).expand(batch, -1, -1, -1))
+        if self.add_zero_attn:
+            extra_k.append(k.new_zeros((batch, heads, 1, head_dim)))
+            extra_v.append(v.new_zeros((batch, heads, 1, head_dim)))
+        if not extra_k:
+            return k, v, mask
+        k, v = cat([k, *extra_k], 2), cat([v, *extra_v], 2)
+        if mask is not None:
+            mask = F.pad(mask, (0, len(extra_k)))
+        return k, v, mask
 
     def _check_shapes(self, query, key, value, key_padding_mask, attn_mask, batched) -> None:
         q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)

@@ -1,4 +1,5 @@
-"""``Identity`` and ``Linear``, and the fusion of Linear/ReLU runs in ``Sequential``."""
+"""``Identity``, ``Linear`` (and ``NonDynamicallyQuantizableLinear``), and the fusion of
+Linear/ReLU runs in ``Sequential``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under the name PyTorch gives ``MultiheadAttention.out_proj``'s class (a
+    marker for its quantization tools), so a program that lists
+    ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear`` among its
+    ``serialization.safe_globals`` finds it."""
 
 
 def linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:

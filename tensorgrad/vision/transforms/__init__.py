@@ -1,5 +1,5 @@
 """Image transforms shaped like torchvision's: ``ToTensor``, ``Normalize``, ``Compose``,
-``Lambda``.
+``Lambda``, ``Resize`` (with Pillow).
 
 A transform is a callable taking an image and returning it transformed. Datasets hand
 transforms their images as uint8 NumPy arrays (H, W), where torchvision hands PIL images;
@@ -14,17 +14,25 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.vision.transforms import functional
-from tensorgrad.vision.transforms.functional import channel_values, scale_bytes
+from tensorgrad.vision.transforms.functional import InterpolationMode, channel_values, scale_bytes
 
-__all__ = ["Compose", "Lambda", "Normalize", "ToTensor", "functional"]
+__all__ = [
+    "Compose",
+    "InterpolationMode",
+    "Lambda",
+    "Normalize",
+    "Resize",
+    "ToTensor",
+    "functional",
+]
 
 
 def __getattr__(name: str) -> Any:
     message = f"module {__name__!r} has no attribute {name!r}"
     if not name.startswith("__"):
         message += (
-            "; of torchvision's transforms, tensorgrad has ToTensor, Normalize, Compose and "
-            "Lambda (see docs/porting.md)"
+            "; of torchvision's transforms, tensorgrad has ToTensor, Normalize, Compose, "
+            "Lambda and Resize (see docs/porting.md)"
         )
     raise AttributeError(message)
 
@@ -85,6 +93,38 @@ class Lambda:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+class Resize:
+    """torchvision's ``Resize(size, interpolation=InterpolationMode.BILINEAR, max_size=None,
+    antialias=True)``: an int ``size`` matches the shorter edge, keeping the aspect ratio;
+    (h, w) sets both. Datasets' uint8 arrays and PIL images are resized by Pillow (the
+    ``vision`` extra), as torchvision resizes PIL images (``functional.resize``)."""
+
+    def __init__(
+        self,
+        size: int | Sequence[int],
+        interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+        max_size: int | None = None,
+        antialias: bool | None = True,
+    ) -> None:
+        if not isinstance(size, (int, Sequence)):
+            raise TypeError(f"Size should be int or sequence. Got {type(size)}")
+        if isinstance(size, Sequence) and len(size) not in (1, 2):
+            raise ValueError("If size is a sequence, it should have 1 or 2 values")
+        if not isinstance(interpolation, InterpolationMode):
+            raise TypeError("Argument interpolation should be a InterpolationMode")
+        self.size, self.interpolation = size, interpolation
+        self.max_size, self.antialias = max_size, antialias
+
+    def __call__(self, img: Any) -> Any:
+        return functional.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value}, "
+            f"max_size={self.max_size}, antialias={self.antialias})"
+        )
 
 
 def _steps(transform: Any) -> list[Any] | None:

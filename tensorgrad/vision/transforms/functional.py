@@ -1,4 +1,5 @@
-"""The functions behind the transforms: ``to_tensor`` and ``normalize``, as torchvision's.
+"""The functions behind the transforms: ``to_tensor``, ``normalize`` and ``resize``, as
+torchvision's.
 
 Images come in as NumPy arrays, (H, W) or (H, W, C) (or as PIL images when Pillow is
 installed), and go out as Tensors (C, H, W). The arithmetic is done on NumPy arrays with the
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
-__all__ = ["normalize", "to_tensor"]
+__all__ = ["InterpolationMode", "normalize", "resize", "to_tensor"]
 
 
 def _is_pil_image(obj: Any) -> bool:
@@ -122,3 +124,100 @@ def normalize(
     if tensor.requires_grad:
         return (tensor - Tensor(mean_array)) / Tensor(std_array)
     return Tensor((tensor._data - mean_array) / std_array)
+
+
+class InterpolationMode(Enum):
+    """torchvision's interpolation modes (``InterpolationMode.BILINEAR``, ...)."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
+#: Pillow's resampling filter for each mode (its integer constants, as torchvision maps them)
+_PIL_FILTERS = {
+    InterpolationMode.NEAREST: 0,
+    InterpolationMode.NEAREST_EXACT: 0,
+    InterpolationMode.BILINEAR: 2,
+    InterpolationMode.BICUBIC: 3,
+    InterpolationMode.BOX: 4,
+    InterpolationMode.HAMMING: 5,
+    InterpolationMode.LANCZOS: 1,
+}
+
+_PILLOW_MISSING = (
+    "resize uses Pillow's resampling, which is not installed; install it with "
+    "pip install 'tensorgrad[vision]' (or pip install pillow)"
+)
+
+
+def resized_size(height: int, width: int, size: Any, max_size: int | None = None) -> list[int]:
+    """torchvision's output size: an int (or a 1-sequence) for the shorter edge, keeping the
+    aspect ratio (the longer edge rounded down, at most ``max_size``); (h, w) for both."""
+    if isinstance(size, int):
+        size = [size]
+    short, long = (width, height) if width <= height else (height, width)
+    if len(size) == 1:
+        new_short, new_long = size[0], int(size[0] * long / short)
+        if max_size is not None:
+            if max_size <= size[0]:
+                raise ValueError(
+                    f"max_size = {max_size} must be strictly greater than the requested size "
+                    f"for the smaller edge size = {size}"
+                )
+            if new_long > max_size:
+                new_short, new_long = int(max_size * new_short / new_long), max_size
+        new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
+        return [new_h, new_w]
+    if max_size is not None:
+        raise ValueError(
+            "max_size should only be passed if size specifies the length of the smaller edge, "
+            "i.e. size should be an int or a sequence of length 1 in torchscript mode."
+        )
+    return [int(size[0]), int(size[1])]
+
+
+def resize(
+    img: Any,
+    size: Any,
+    interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+    max_size: int | None = None,
+    antialias: bool | None = True,
+) -> Any:
+    """``img`` (a uint8 array (H, W) or (H, W, C), or a PIL image) resized to ``size`` by
+    Pillow, torchvision's own path for PIL images, so the pixels are torchvision's. An array
+    comes back as an array, a PIL image as a PIL image. Tensors are not taken (torchvision
+    resizes those with ``interpolate``, which tensorgrad lacks)."""
+    if not isinstance(interpolation, InterpolationMode):
+        raise TypeError("Argument interpolation should be a InterpolationMode")
+    if isinstance(img, np.ndarray):
+        if img.ndim not in (2, 3) or img.dtype != np.uint8:
+            raise TypeError(
+                f"resize: expected a uint8 image (H, W) or (H, W, C), got {img.dtype} of "
+                f"shape {img.shape}"
+            )
+        height, width = img.shape[:2]
+    elif _is_pil_image(img):
+        width, height = img.size
+    else:
+        raise TypeError(
+            f"resize: img should be a PIL Image or a uint8 ndarray, got {type(img).__name__} "
+            "(tensorgrad does not resize Tensors)"
+        )
+    out_h, out_w = resized_size(height, width, size, max_size)
+    if (out_h, out_w) == (height, width):
+        return img
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise ImportError(_PILLOW_MISSING) from exc
+    filter_ = _PIL_FILTERS[interpolation]
+    if not isinstance(img, np.ndarray):
+        return img.resize((out_w, out_h), filter_)
+    if img.ndim == 3 and img.shape[2] == 1:
+        return np.asarray(Image.fromarray(img[:, :, 0]).resize((out_w, out_h), filter_))[:, :, None]
+    return np.asarray(Image.fromarray(img).resize((out_w, out_h), filter_))
