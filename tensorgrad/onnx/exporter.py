@@ -346,6 +346,7 @@ def export(
             f"{MIN_OPSET} to {newest} (the installed onnx's newest)"
         )
     positional, keywords = _split_args(args, kwargs)
+    positional, structure = _flat_args(positional)
     copies = [_copy(v, f"args[{i}]") for i, v in enumerate(positional)]
     keyword_copies = {k: _copy(v, f"kwargs[{k!r}]") for k, v in keywords.items()}
     inputs = copies + list(keyword_copies.values())
@@ -353,7 +354,7 @@ def export(
     is_module = hasattr(model, "named_modules")
     if is_module:
         _refuse_training_dropout(model)
-    first = _run(model, inputs, copies, keyword_copies)
+    first = _run(model, inputs, copies, keyword_copies, structure)
     outputs = first.outputs
     out_names = _names(output_names, len(outputs), "output")
     if set(in_names) & set(out_names):
@@ -363,14 +364,14 @@ def export(
     }
     dynamic = _dynamic(dynamic_axes, ranks)
     with _buffers_kept(model):  # the runs after the first change no running statistics
-        second = _other_run(model, copies, keyword_copies, in_names, dynamic, 2)
+        second = _other_run(model, copies, keyword_copies, in_names, dynamic, 2, structure)
         graph = Graph(onnx, opset)
         graph.taken.update(in_names + out_names)
         proto = _build(graph, model, first, second, in_names, out_names, dynamic, export_params)
         onnx.checker.check_model(proto)
         data = proto.SerializeToString()
         if export_params:
-            third = _other_run(model, copies, keyword_copies, in_names, dynamic, 3)
+            third = _other_run(model, copies, keyword_copies, in_names, dynamic, 3, structure)
             sizes = second_run.other_shapes(inputs, in_names, dynamic, 3)[1]
             second_run.check_with_runtime(data, in_names, third.inputs, third.outputs,
                                           out_names, sizes)  # fmt: skip
@@ -412,7 +413,11 @@ class _Run:
 
 
 def _run(
-    model: Any, inputs: list[Tensor], copies: list[Tensor], keyword_copies: dict[str, Tensor]
+    model: Any,
+    inputs: list[Tensor],
+    copies: list[Tensor],
+    keyword_copies: dict[str, Tensor],
+    structure: list | None = None,
 ) -> _Run:
     """Run the model once on the copies, recording."""
     global _exporting
@@ -428,7 +433,7 @@ def _run(
         with tg.enable_grad(), names or contextlib.nullcontext():
             # the model gets clones (recorded: Identity in ONNX), so that it may change its
             # inputs in place (``relu_``), which a leaf that requires grad refuses
-            args_in = [c.clone() for c in copies]
+            args_in = _nested([c.clone() for c in copies], structure)
             kwargs_in = {k: c.clone() for k, c in keyword_copies.items()}
             result = model(*args_in, **kwargs_in)
     finally:
@@ -442,6 +447,39 @@ def _run(
             f"{type(result).__name__}"
         )
     return _Run(inputs, outputs, names)
+
+
+def _flat_args(positional: Sequence[Any]) -> tuple[list, list]:
+    """The positional arguments with nested tuples and lists of tensors flattened (a hidden
+    state ``(h, c)`` gives two graph inputs, as PyTorch's export does), and the structure to
+    rebuild them: per argument, None for one tensor, else the nested shape of counts."""
+    flat: list = []
+    structure: list = []
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, (tuple, list)):
+            return (type(item), [walk(part) for part in item])
+        flat.append(item)
+        return None
+
+    for arg in positional:
+        structure.append(walk(arg))
+    return flat, structure
+
+
+def _nested(flat: list, structure: list | None) -> list:
+    """The arguments again, from :func:`_flat_args`'s flat list and structure."""
+    if structure is None:
+        return flat
+    leaves = iter(flat)
+
+    def build(node: Any) -> Any:
+        if node is None:
+            return next(leaves)
+        kind, parts = node
+        return kind(build(part) for part in parts)
+
+    return [build(node) for node in structure]
 
 
 def _flattened(result: Any) -> list[Tensor] | None:
@@ -481,6 +519,7 @@ def _other_run(
     in_names: list[str],
     dynamic: dict[str, dict[int, str]],
     run: int,
+    structure: list | None = None,
 ) -> _Run:
     """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`):
     the second run (``run=2``) or the third, ONNX Runtime's check (``run=3``)."""
@@ -491,7 +530,7 @@ def _other_run(
     positional = others[: len(copies)]
     keywords = dict(zip(keyword_copies, others[len(copies) :]))
     try:
-        return _run(model, others, positional, keywords)
+        return _run(model, others, positional, keywords, structure)
     except Exception as exc:
         if not sizes:
             raise

@@ -435,3 +435,30 @@ def test_a_mask_table_cut_to_the_length_takes_lengths_up_to_the_exported_one():
     longer = np.concatenate([x, x], axis=1)
     with pytest.raises(Exception, match="(?i)broadcast|shape|dimension"):
         run_onnx(data, {"input": longer})
+
+
+class _WordModel(nn.Module):
+    """word_language_model's shape: forward(input, hidden) with hidden an (h, c) tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.lstm, self.out = nn.Embedding(10, 4), nn.LSTM(4, 5, 2), nn.Linear(5, 10)
+
+    def forward(self, x, hidden):
+        out, hidden = self.lstm(self.emb(x), hidden)
+        return self.out(out), hidden
+
+
+def test_a_nested_tuple_argument_becomes_one_graph_input_per_tensor():
+    tg.manual_seed(0)
+    model = _WordModel().eval()
+    x = tg.randint(0, 10, (7, 3))
+    hidden = (tg.randn(2, 3, 5), tg.randn(2, 3, 5))
+    data = exported(model, (x, hidden), input_names=["x", "h0", "c0"])
+    session = ort.InferenceSession(data)
+    assert [i.name for i in session.get_inputs()] == ["x", "h0", "c0"]
+    got = session.run(None, {"x": x.numpy(), "h0": hidden[0].numpy(), "c0": hidden[1].numpy()})
+    with tg.no_grad():
+        logits, (h, c) = model(x, hidden)
+    for ours, theirs in zip(got, (logits, h, c), strict=True):
+        np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-5, atol=1e-5)
