@@ -10,7 +10,7 @@ from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 #: stack element (vmap's per-sample products): a right operand that is one matrix broadcast
 #: over its stack axes (all their strides 0: per-sample copies of a weight) is multiplied as
 #: one matrix, and a product of columns by rows (inner size 1: per-sample outer products) is
-#: a broadcast multiply. Off: ``STACKED_SHORTCUTS = False``.
+#: an einsum of outer products. Off: ``STACKED_SHORTCUTS = False``.
 STACKED_SHORTCUTS = True
 
 
@@ -20,7 +20,7 @@ def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not STACKED_SHORTCUTS or x.ndim < 3 or y.ndim < 2 or not x.size or not y.size:
         return np.matmul(x, y)
     if x.shape[-1] == 1 and y.shape[-2] == 1:
-        return x * y
+        return np.einsum("...i,...j->...ij", x[..., 0], y[..., 0, :])
     if (
         y.ndim > 2
         and x.ndim == y.ndim

@@ -141,7 +141,7 @@ def test_per_sample_gradients_of_an_mlp_batch_for_real():
 @pytest.mark.parametrize("shortcuts", [True, False])
 def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts):
     """The speed trick in ``ops.linalg`` (a broadcast weight as one matrix, outer products
-    as a multiply) against NumPy's matmul, with it on and off."""
+    as one einsum) against NumPy's matmul, with it on and off."""
     monkeypatch.setattr(ops.linalg, "STACKED_SHORTCUTS", shortcuts)
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((5, 1, 7)), rng.standard_normal((7, 3))
