@@ -55,6 +55,8 @@ def matmul(input: Any, other: Any) -> Any:
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join tensors along an existing dimension (they are promoted to one dtype). As in
     PyTorch, 1-D empty tensors are left out (``cat([zeros(0), x])`` is ``x`` for any ``x``)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"cat(): argument 'dim' must be int, not {type(dim).__name__}")
     values = _common(tensors, "cat")
     kept = [v for v in values if np.shape(v) != (0,)]
     if not kept and values:  # only 1-D empty tensors: PyTorch checks no dim, joins nothing

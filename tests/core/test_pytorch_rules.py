@@ -409,3 +409,58 @@ def test_a_bool_alpha_needs_a_bool_result_even_when_it_is_true():
     with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
         tg.add(tg.tensor(False), 0, alpha=True)
     assert tg.add(tg.tensor(False), tg.tensor(True), alpha=True).item() is True
+
+
+# --------------------------------------------------------------------------- negative sizes
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: tg.tensor(1.0).expand(0, -1), r"\(-1\) isn't allowed in a leading"),
+        (lambda: tg.ones(3).expand(-1, 3), r"leading, non-existing dimension 0"),
+        (lambda: tg.ones(3).expand(0, -2, 3), r"\(-2\) at dimension 1 is negative"),
+        (lambda: tg.ones(0, 1).expand(-1, -3), r"\(-3\) at dimension 1 is negative"),
+        (lambda: tg.ones(3).expand(-2), r"\(-2\) at dimension 0 is negative"),
+        (lambda: tg.tensor(1.0).broadcast_to((0, -2)), r"\(-2\) at dimension 1 is negative"),
+        (lambda: tg.ones(2).repeat(-1), r"negative dimension -2: \[-2\]"),
+        (lambda: tg.ones(0, 2).repeat(1, -1), r"negative dimension -2: \[0, -2\]"),
+    ],
+    ids=["0d_leading", "leading", "new_minus_2", "existing", "only", "broadcast_to",
+         "repeat", "repeat_of_empty"],  # fmt: skip
+)
+def test_a_negative_size_is_refused_by_every_shape_op(call, match):
+    """PyTorch's expand lets a negative size through where another size is 0 (the element
+    count, 0, passes its overflow check: a tensor of shape (0, -1), which no later op can
+    use), found by the slow differential fuzz; tensorgrad refuses every negative size with
+    PyTorch's RuntimeError, saying which size and where (docs/porting.md)."""
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+def test_a_negative_repeat_of_an_empty_dimension_is_empty_as_in_pytorch():
+    """PyTorch checks the sizes repeat makes, not the repeats: -1 times 0 is 0."""
+    assert tg.ones(0, 2).repeat(-1, 1).shape == (0, 2)
+    assert tg.ones(0).repeat(2, -1).shape == (2, 0)
+    x = tg.zeros(2, 0, requires_grad=True)
+    x.repeat(1, -1).sum().backward()
+    assert x.grad.shape == (2, 0)
+
+
+@pytest.mark.parametrize("dim", [None, "0", 1.5, True, [0]])
+def test_cat_of_only_1d_empty_tensors_still_checks_the_type_of_dim(dim):
+    """1-D empty tensors are left out and then no dim is checked against a shape, but the
+    dim must still be an int (PyTorch's parser; found by the slow NumPy-reference fuzz)."""
+    with pytest.raises(TypeError, match="dim"):
+        tg.cat([tg.zeros(0)], dim)
+    assert tg.cat([tg.zeros(0)], 100).shape == (0,)  # any int: no shape to check it against
+
+
+def test_logsumexp_over_no_dims_reduces_them_all():
+    """``dim=()`` reduces every dimension, as ``sum(dim=())`` does and as PyTorch's
+    ``logsumexp(dim=(), keepdim=True)`` does; PyTorch 2.13 raises "output with shape []
+    doesn't match the broadcast shape" without keepdim (docs/porting.md)."""
+    x = tg.tensor([[0.0, 1.0], [2.0, 3.0]])
+    expected = np.log(np.exp([0.0, 1.0, 2.0, 3.0]).sum())
+    assert x.logsumexp(()).shape == ()
+    np.testing.assert_allclose(x.logsumexp(()).item(), expected, rtol=1e-6)
+    assert x.logsumexp((), keepdim=True).shape == (1, 1)
+    assert tg.tensor([False]).logsumexp(()).dtype == tg.float32
