@@ -339,7 +339,9 @@ def _einsum_pair(
     na, nf = math.prod(free_a_shape), math.prod(free_b_shape)
     left = a.reshape(nb, nk, na).transpose(1, 2) if a_swapped else a.reshape(nb, na, nk)
     right = b.reshape(nb, nf, nk).transpose(1, 2) if b_swapped else b.reshape(nb, nk, nf)
-    product = left @ right
+    # nothing summed: an outer product per batch, elementwise (PyTorch's einsum takes bool
+    # operands there, and its matrix products refuse them)
+    product = left @ right if summed else left * right
     shape = (*a.shape[: len(batch)], *free_a_shape, *free_b_shape)
     return product.reshape(shape), batch + free_a + free_b
 

@@ -168,13 +168,15 @@ class _Program:
     def changing(self, x: Any, quiet: bool, through: Any = None) -> None:
         """``x`` is about to be changed in place (``through`` is the pool's tensor that
         ``x`` is, or that ``x`` was made from for the step). A hook registered on it while it
-        was a view, or on a view it was made from, sees the old value's gradient here (the
-        change is recorded on top of the view's old node), and none in PyTorch, whose
-        write-back (``CopySlices``) skips the view's old node. A change under no_grad makes PyTorch regenerate the node of
-        every view of that memory (it goes by version counters) and move retain_grad to it,
-        so that the view's ``.grad`` and hooks count only its uses after the change; here
-        the graph did not change, so they count all its uses. Differences of bookkeeping,
-        not of gradients: such hooks and retained gradients are left out of the comparison."""
+        was a view, or on a view it was made from, sees here the gradient of the view's uses
+        before the change and after it (the change is recorded on top of the view's old
+        node); in PyTorch, whose write-back (``CopySlices``) skips that node, only of the
+        uses before (docs/porting.md). A change under no_grad makes PyTorch regenerate the
+        node of every view of that memory (it goes by version counters) and move
+        retain_grad to it, so that the view's ``.grad`` and hooks count only its uses after
+        the change; here the graph did not change, so they count all its uses. Differences
+        of bookkeeping, not of gradients: such hooks and retained gradients are left out of
+        the comparison."""
         made_from = {id(t) for t in self.viewed_from(x if through is None else through)}
         for t, n in self.hooked:
             if (t is x or id(t) in made_from) and self.is_view(t):
