@@ -831,9 +831,12 @@ def _expand_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
 
 def _repeat_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
     sizes = ref_sizes(sizes)
-    if not sizes or len(sizes) < a.ndim or any(n < 0 for n in sizes):
+    if not sizes or len(sizes) < a.ndim:
         raise Invalid  # x.repeat() with no sizes is PyTorch's TypeError
-    return np.tile(a, sizes)
+    shape = (1,) * (len(sizes) - a.ndim) + a.shape
+    if any(r * n < 0 for r, n in zip(sizes, shape)):
+        raise Invalid  # PyTorch checks the sizes made: a negative repeat of a 0 size is 0
+    return np.tile(a, [max(r, 0) for r in sizes])
 
 
 def _narrow_ref(a: np.ndarray, dim: Any, start: Any, length: Any) -> np.ndarray:

@@ -622,3 +622,21 @@ def test_normalized_shape_is_read_as_pytorch_reads_it(function, shape):
         except Exception as exc:
             outcomes.append(type(exc).__name__)
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tg.zeros(0, dtype=tg.bool) % 0,
+        lambda: tg.remainder(tg.zeros(0, dtype=tg.int64), tg.tensor(0)),
+        lambda: tg.fmod(tg.zeros(2, 0, dtype=tg.int32), tg.zeros(2, 1, dtype=tg.int32)),
+        lambda: tg.zeros(0, dtype=tg.int64) // 0,
+    ],
+    ids=["bool_mod", "remainder", "fmod", "floordiv"],
+)
+def test_an_integer_remainder_by_zero_of_nothing_is_empty(call):
+    """PyTorch raises for an integer divisor of 0 only where there is an element to compute
+    (``%`` of an empty bool tensor by 0 raised here; found by the slow differential fuzz)."""
+    assert call().numel() == 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tg.ones(2, dtype=tg.int64) % 0

@@ -203,6 +203,10 @@ DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
     "amin": _special,
     "max": _special,
     "min": _special,
+    # elementwise, against a NaN: the NaN gets the gradient, the other input none; PyTorch's
+    # backward gives both the whole gradient (and its own JVP only the NaN's tangent)
+    "maximum": _special,
+    "minimum": _special,
     # composed with where: an infinite difference gives a NaN gradient (PyTorch: the slope)
     "smooth_l1_loss": _special,
     "elu": _special,
