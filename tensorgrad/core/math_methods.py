@@ -489,13 +489,13 @@ class MathMethods:
         """Whether any element is nonzero: bool, but uint8 for a uint8 tensor (PyTorch's
         legacy rule, from when masks were uint8)."""
         found = np.any(self._data, axis=_dims(dim, self.ndim, "any"), keepdims=keepdim)
-        return wrap(_as_uint8_if(self, found))
+        return wrap(_truth_values(self, found))
 
     @numpy_names
     def all(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Whether every element is nonzero (uint8 for a uint8 tensor, as :meth:`any`)."""
         found = np.all(self._data, axis=_dims(dim, self.ndim, "all"), keepdims=keepdim)
-        return wrap(_as_uint8_if(self, found))
+        return wrap(_truth_values(self, found))
 
     @numpy_names
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
@@ -1352,14 +1352,15 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
         )
 
 
-def _as_uint8_if(x: Any, found: Any) -> np.ndarray:
+def _truth_values(x: Any, found: Any) -> np.ndarray:
+    """``any``/``all``'s result: bool, uint8 for a uint8 ``x`` (PyTorch's legacy masks)."""
     return np.asarray(found, np.uint8 if x.dtype == np.uint8 else np.bool_)
 
 
 def _accumulated(x: Any) -> Any:
-    """``x`` as a sum or product without ``dtype=`` accumulates it: PyTorch sums and
-    multiplies bool and integer tensors in int64 (``sum``, ``prod``, ``cumsum``,
-    ``cumprod``, ``nansum``, ``trace``); NumPy would give uint8 uint64."""
+    """``x`` in the dtype that a sum or product without ``dtype=`` accumulates in: int64 for
+    bool and integer tensors, PyTorch's rule for ``sum``, ``prod``, ``cumsum``, ``cumprod``,
+    ``nansum`` and ``trace`` (NumPy would sum uint8 in uint64)."""
     return x.long() if x.dtype.kind in "biu" and x.dtype != np.int64 else x
 
 
