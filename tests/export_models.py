@@ -3,6 +3,7 @@ their PyTorch twins: the same layers in the same order, so that state dicts line
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -92,3 +93,182 @@ def torch_twin(model: nn.Module) -> Any:
         else:
             layers.append(getattr(torch.nn, kind)())
     return torch.nn.Sequential(*layers)
+
+
+# ----------------------------------------------------------------------------- sequence models
+def sequence_classes(lib: Any) -> dict[str, type]:
+    """The sequence models, written once against ``lib`` (``tensorgrad`` or ``torch``): the
+    same code makes a model and its PyTorch twin, as a port by changing imports would.
+
+    - ``CharGPT``: examples/char_gpt.py's GPT (token and position embeddings, pre-LayerNorm
+      blocks, ``scaled_dot_product_attention(is_causal=True)``, tanh-GELU MLP, a final
+      LayerNorm and a head tied to the token embedding);
+    - ``MinGPT``: minGPT's layout (``transformer.wte``/``wpe``/``h``/``ln_f``, ``lm_head``),
+      attention written out with a ``tril`` buffer and ``masked_fill``, minGPT's NewGELU,
+      the head tied to ``wte`` as nanoGPT does;
+    - ``WordLM``: PyTorch's word_language_model: Embedding → LSTM → Linear.
+    """
+    nn, F = lib.nn, lib.nn.functional
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, n_embd: int, n_head: int) -> None:
+            super().__init__()
+            self.n_head = n_head
+            self.qkv = nn.Linear(n_embd, 3 * n_embd)
+            self.proj = nn.Linear(n_embd, n_embd)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(x).split(c, dim=2)
+            heads = self.n_head
+            q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.0, is_causal=True)
+            return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+    class Block(nn.Module):
+        def __init__(self, n_embd: int, n_head: int) -> None:
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+            self.attn = CausalSelfAttention(n_embd, n_head)
+            self.mlp = nn.Sequential(
+                nn.Linear(n_embd, 4 * n_embd),
+                nn.GELU(approximate="tanh"),
+                nn.Linear(4 * n_embd, n_embd),
+                nn.Dropout(0.1),
+            )
+
+        def forward(self, x):
+            x = x + self.attn(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    class CharGPT(nn.Module):
+        def __init__(self, vocab=11, block_size=8, n_layer=2, n_head=2, n_embd=16) -> None:
+            super().__init__()
+            self.wte = nn.Embedding(vocab, n_embd)
+            self.wpe = nn.Embedding(block_size, n_embd)
+            self.blocks = nn.Sequential(*[Block(n_embd, n_head) for _ in range(n_layer)])
+            self.ln_f = nn.LayerNorm(n_embd)
+            self.head = nn.Linear(n_embd, vocab, bias=False)
+            self.head.weight = self.wte.weight
+
+        def forward(self, idx):
+            t = idx.shape[1]
+            x = self.wte(idx) + self.wpe(lib.arange(t))
+            return self.head(self.ln_f(self.blocks(x)))
+
+    class NewGELU(nn.Module):
+        def forward(self, x):
+            inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * lib.pow(x, 3.0))
+            return 0.5 * x * (1.0 + lib.tanh(inner))
+
+    class MinAttention(nn.Module):
+        def __init__(self, n_embd: int, n_head: int, block_size: int) -> None:
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            self.attn_dropout, self.resid_dropout = nn.Dropout(0.1), nn.Dropout(0.1)
+            mask = lib.tril(lib.ones(block_size, block_size))
+            self.register_buffer("bias", mask.view(1, 1, block_size, block_size))
+            self.n_head, self.n_embd = n_head, n_embd
+
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = self.attn_dropout(F.softmax(att, dim=-1))
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.resid_dropout(self.c_proj(y))
+
+    class MinBlock(nn.Module):
+        def __init__(self, n_embd: int, n_head: int, block_size: int) -> None:
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(n_embd)
+            self.attn = MinAttention(n_embd, n_head, block_size)
+            self.ln_2 = nn.LayerNorm(n_embd)
+            self.mlp = nn.ModuleDict(
+                dict(
+                    c_fc=nn.Linear(n_embd, 4 * n_embd),
+                    c_proj=nn.Linear(4 * n_embd, n_embd),
+                    act=NewGELU(),
+                    dropout=nn.Dropout(0.1),
+                )
+            )
+
+        def forward(self, x):
+            m = self.mlp
+            x = x + self.attn(self.ln_1(x))
+            return x + m.dropout(m.c_proj(m.act(m.c_fc(self.ln_2(x)))))
+
+    class MinGPT(nn.Module):
+        def __init__(self, vocab=13, block_size=8, n_layer=2, n_head=2, n_embd=16) -> None:
+            super().__init__()
+            self.transformer = nn.ModuleDict(
+                dict(
+                    wte=nn.Embedding(vocab, n_embd),
+                    wpe=nn.Embedding(block_size, n_embd),
+                    drop=nn.Dropout(0.1),
+                    h=nn.ModuleList([MinBlock(n_embd, n_head, block_size) for _ in range(n_layer)]),
+                    ln_f=nn.LayerNorm(n_embd),
+                )
+            )
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+            self.transformer.wte.weight = self.lm_head.weight  # nanoGPT's tying
+
+        def forward(self, idx):
+            _, t = idx.size()
+            pos = lib.arange(0, t, dtype=lib.long).unsqueeze(0)
+            x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+            for block in self.transformer.h:
+                x = block(x)
+            return self.lm_head(self.transformer.ln_f(x))
+
+    class WordLM(nn.Module):
+        def __init__(self, ntoken=17, ninp=8, nhid=12, nlayers=2) -> None:
+            super().__init__()
+            self.drop = nn.Dropout(0.2)
+            self.encoder = nn.Embedding(ntoken, ninp)
+            self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=0.2)
+            self.decoder = nn.Linear(nhid, ntoken)
+            self.ntoken = ntoken
+
+        def forward(self, input, h0, c0):
+            emb = self.drop(self.encoder(input))
+            output, (h_n, c_n) = self.rnn(emb, (h0, c0))
+            decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
+            return F.log_softmax(decoded, dim=1), h_n, c_n
+
+    return {"CharGPT": CharGPT, "MinGPT": MinGPT, "WordLM": WordLM}
+
+
+def tokens(shape: tuple[int, ...], vocab: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, vocab, shape).astype(np.int64)
+
+
+def sequence_model(name: str) -> nn.Module:
+    """A tensorgrad sequence model after two AdamW steps, in eval mode."""
+    tg.manual_seed(0)
+    model = sequence_classes(tg)[name]()
+    opt = tg.optim.AdamW(model.parameters(), lr=0.01)
+    for step in range(2):
+        if name == "WordLM":
+            out = model(tg.tensor(tokens((5, 3), 17, step)), tg.zeros(2, 3, 12), tg.zeros(2, 3, 12))
+            loss = -out[0].mean()
+        else:
+            loss = model(tg.tensor(tokens((3, 8), 11, step))).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+def sequence_inputs(name: str, batch: int, seed: int = 0) -> list[np.ndarray]:
+    """Inputs for a sequence model: token indices, and for ``WordLM`` (time-major) the
+    initial states too."""
+    if name != "WordLM":
+        return [tokens((batch, 8), 11, seed)]
+    states = np.random.default_rng(seed).standard_normal((2, 2, batch, 12)).astype(np.float32)
+    return [tokens((5, batch), 17, seed), states[0], states[1]]

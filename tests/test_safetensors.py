@@ -159,3 +159,68 @@ def test_without_torch_the_state_dict_round_trips(tmp_path):
         np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
     state = fresh.state_dict()
     assert json.dumps(sorted(state)) == json.dumps(sorted(model.state_dict()))
+
+
+def _outputs(result) -> list[np.ndarray]:
+    results = result if isinstance(result, tuple) else (result,)
+    return [r.detach().numpy() if hasattr(r, "detach") else r.numpy() for r in results]
+
+
+@pytest.mark.parametrize("name", ["CharGPT", "MinGPT", "WordLM"])
+def test_sequence_models_move_both_ways_between_tensorgrad_and_pytorch(tmp_path, name):
+    """The GPTs (tied head, minGPT's mask buffer) and the LSTM language model: the same
+    code builds the PyTorch twin (tests/export_models.py), the state dicts line up."""
+    torch = pytest.importorskip("torch")
+    import safetensors.torch
+
+    model = zoo.sequence_model(name)
+    arrays = zoo.sequence_inputs(name, 3, seed=9)
+    with tg.no_grad():
+        expected = _outputs(model(*map(tg.tensor, arrays)))
+    path = tmp_path / "tg.safetensors"
+    save_file(model.state_dict(), path)
+    twin = zoo.sequence_classes(torch)[name]()
+    result = twin.load_state_dict(safetensors.torch.load_file(str(path)))
+    assert not result.missing_keys and not result.unexpected_keys
+    twin.eval()
+    with torch.no_grad():
+        for got, want in zip(_outputs(twin(*map(torch.from_numpy, arrays))), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+    # the reverse: PyTorch's weights, after an AdamW step of its own, into tensorgrad
+    twin.train()
+    torch_opt = torch.optim.AdamW(twin.parameters(), lr=0.01)
+    out = twin(*map(torch.from_numpy, zoo.sequence_inputs(name, 4, seed=4)))
+    (out[0] if isinstance(out, tuple) else out).pow(2).mean().backward()
+    torch_opt.step()
+    twin.eval()
+    back = tmp_path / "torch.safetensors"
+    # safetensors.torch refuses tensors that share memory (the tied head): save copies
+    state = {k: v.detach().clone().contiguous() for k, v in twin.state_dict().items()}
+    safetensors.torch.save_file(state, str(back))
+    fresh = zoo.sequence_classes(tg)[name]().eval()
+    result = fresh.load_state_dict(load_file(back))
+    assert not result.missing_keys and not result.unexpected_keys
+    with torch.no_grad():
+        reference = _outputs(twin(*map(torch.from_numpy, arrays)))
+    with tg.no_grad():
+        for got, want in zip(_outputs(fresh(*map(tg.tensor, arrays))), reference):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["CharGPT", "MinGPT", "WordLM"])
+def test_without_torch_sequence_models_round_trip(tmp_path, name):
+    model = zoo.sequence_model(name)
+    path = tmp_path / f"{name}.safetensors"
+    save_file(model.state_dict(), path)
+    fresh = zoo.sequence_classes(tg)[name]().eval()
+    fresh.load_state_dict(load_file(path))
+    arrays = zoo.sequence_inputs(name, 2, seed=1)
+    with tg.no_grad():
+        for got, want in zip(_outputs(fresh(*map(tg.tensor, arrays))),
+                             _outputs(model(*map(tg.tensor, arrays)))):  # fmt: skip
+            np.testing.assert_array_equal(got, want)
+    if name != "WordLM":  # the tie survives loading
+        tied = fresh.head if name == "CharGPT" else fresh.lm_head
+        embedding = fresh.wte if name == "CharGPT" else fresh.transformer.wte
+        assert tied.weight is embedding.weight

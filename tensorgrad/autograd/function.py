@@ -98,6 +98,7 @@ class Function:
     jvp: Any = None
 
     @classmethod
+    @engine.reads_values  # inside vmap: once per sample (its forward and backward are the user's)
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, when a gradient will be needed, record it as one node."""
         if kwargs:

@@ -29,6 +29,7 @@ the change are brought up to date before they are next used.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import sys
@@ -48,6 +49,30 @@ from tensorgrad.grad_mode import state as grad_state
 Tensor: Any = None
 #: Tensor and its subclasses: the types whose instances are graph leaves, not nodes
 TENSOR_TYPES: set[type] = set()
+#: the same, less vmap's batched tensors: an op on these alone runs as it is
+UNBATCHED_TYPES: set[type] = set()
+#: vmap's batching (``core.batching``, which imports this module, sets them): an op or an
+#: in-place op with a batched operand goes there; None back means nothing was batched
+batched_apply: Any = None
+batched_apply_inplace: Any = None
+#: and for a method that reads values (:func:`reads_values`), or a NumPy function of values
+batched_method: Any = None
+batched_values: Any = None
+
+
+def reads_values(method: Any) -> Any:
+    """Mark a method that computes from its tensors' values with NumPy rather than through
+    ops (a sort's indices, a mask of signs, a NaN test): inside vmap it runs once per sample
+    (``core.batching``), since a batch's array is not one sample's."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if state.vmapping:
+            return batched_method(method, args, kwargs)
+        return method(*args, **kwargs)
+
+    return wrapper
+
 
 #: One clock for the order of events: each recorded node and each in-place change takes the
 #: next tick. A node's inputs were made before it, so the backward sweep takes nodes newest
@@ -68,6 +93,7 @@ class _State:
     #: node, or a view of a tensor that requires grad was made under no_grad
     rebased = False
     anomaly = False  #: anomaly detection (see ``tensorgrad.autograd.anomaly``)
+    vmapping = 0  #: how many vmap levels are open (``core.batching``)
 
 
 state = _State()
@@ -109,6 +135,8 @@ def register_tensor_type(cls: type) -> None:
     if Tensor is None:
         Tensor = cls
     TENSOR_TYPES.add(cls)
+    if not getattr(cls, "_batched_type", False):
+        UNBATCHED_TYPES.add(cls)
 
 
 # --------------------------------------------------------------------------- tensors
@@ -239,7 +267,11 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
-    tensors_only = TENSOR_TYPES.issuperset(map(type, inputs))  # the usual case: no constants
+    if state.vmapping:  # inside vmap: a batched operand or setting makes it another op
+        out = batched_apply(op, inputs)  # (core.batching; None: nothing was batched)
+        if out is not None:
+            return out
+    tensors_only = UNBATCHED_TYPES.issuperset(map(type, inputs))  # the usual case: no constants
     if tensors_only:
         arrays = [x._data for x in inputs]
     else:
@@ -386,6 +418,10 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     whose first input is the node ``target`` had (its old value, copied first if ``op``'s
     backward reads it); a change made through a view is written back to its root's graph.
     """
+    if state.vmapping:
+        done = batched_apply_inplace(op, target, others)
+        if done is not None:
+            return done
     name = f"{op.name}_"
     view = target._view
     if grad_state.enabled and state.rebased:

@@ -258,15 +258,19 @@ class MathMethods:
     def ge(self, other: Any) -> Any:
         return self >= other
 
+    @engine.reads_values
     def isnan(self) -> Any:
         return wrap(np.isnan(self._data))
 
+    @engine.reads_values
     def isinf(self) -> Any:
         return wrap(np.isinf(self._data))
 
+    @engine.reads_values
     def isfinite(self) -> Any:
         return wrap(np.isfinite(self._data))
 
+    @engine.reads_values
     def logical_not(self) -> Any:
         return wrap(np.logical_not(self._data))
 
@@ -307,11 +311,13 @@ class MathMethods:
             ops.Rounding("trunc", _integers_unchanged(np.trunc)), no_bool_kernel("trunc", self)
         )
 
+    @engine.reads_values
     def equal(self, other: Any) -> bool:
         """True when ``other`` has the same shape and elements (PyTorch's ``equal``)."""
         other_array = _raw(_tensor_argument("equal", other))
         return bool(np.shape(other_array) == self.shape and np.array_equal(self._data, other_array))
 
+    @engine.reads_values
     def allclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> bool:
@@ -321,6 +327,7 @@ class MathMethods:
         except ValueError as exc:  # a failed broadcast
             raise engine.named_error("allclose", exc) from exc
 
+    @engine.reads_values
     def isclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> Any:
@@ -331,6 +338,7 @@ class MathMethods:
         except ValueError as exc:
             raise engine.named_error("isclose", exc) from exc
 
+    @engine.reads_values
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """The indices of the nonzero elements: a (count, ndim) int64 tensor, or with
         ``as_tuple`` one 1-D tensor per dimension (a 0-d tensor counts as 1-D)."""
@@ -457,6 +465,7 @@ class MathMethods:
             return self.minimum(dim)
         return self._select(np.argmin, dim, keepdim)
 
+    @engine.reads_values
     def _select(self, argfunction: Any, dim: int, keepdim: bool) -> Any:
         axis = ops.normalize_axis(dim, max(self.ndim, 1), argfunction.__name__[3:])
         if not self.ndim:
@@ -471,6 +480,7 @@ class MathMethods:
             values, index = values.squeeze(axis), np.squeeze(index, axis)
         return ValuesIndices(values, wrap(index))
 
+    @engine.reads_values
     @numpy_names
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Index of the maximum (int64, no gradient); of the flattened tensor without dim."""
@@ -478,12 +488,14 @@ class MathMethods:
             np.argmax, no_bool_kernel("argmax", self, RuntimeError), dim, keepdim
         )
 
+    @engine.reads_values
     @numpy_names
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Any:
         return _index_reduction(
             np.argmin, no_bool_kernel("argmin", self, RuntimeError), dim, keepdim
         )
 
+    @engine.reads_values
     @numpy_names
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Whether any element is nonzero: bool, but uint8 for a uint8 tensor (PyTorch's
@@ -491,6 +503,7 @@ class MathMethods:
         found = np.any(self._data, axis=_dims(dim, self.ndim, "any"), keepdims=keepdim)
         return wrap(_truth_values(self, found))
 
+    @engine.reads_values
     @numpy_names
     def all(self, dim: Any = None, keepdim: bool = False) -> Any:
         """Whether every element is nonzero (uint8 for a uint8 tensor, as :meth:`any`)."""
@@ -502,6 +515,7 @@ class MathMethods:
         x = _accumulated(self) if dtype is None else _reduction_input("cumsum", self, dtype, dim)
         return _in_dtype(apply(ops.Cumsum(dim), x), dtype)
 
+    @engine.reads_values
     @numpy_names
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         axis = ops.normalize_axis(dim, max(self.ndim, 1), "argsort")
@@ -540,6 +554,7 @@ class MathMethods:
         """The values sorted along dimension 0 (``sort(dim=0).values``)."""
         return self.sort(0).values
 
+    @engine.reads_values
     def unique(
         self,
         sorted: bool = True,
@@ -575,6 +590,7 @@ class MathMethods:
                 inverse = inverse.reshape(-1)
         return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
+    @engine.reads_values
     def unique_consecutive(
         self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
     ) -> Any:
@@ -632,7 +648,7 @@ class MathMethods:
         if dtype == self.dtype:
             return self
         if self.requires_grad and not array_backend.is_floating(dtype):
-            return wrap(self._data.astype(dtype))
+            return apply(ops.Cast(dtype), self.detach())
         return apply(ops.Cast(dtype), self)
 
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -775,18 +791,22 @@ class MathMethods:
     def sgn(self) -> Any:
         return self.clone() if self.dtype == np.bool_ else self.sign()
 
+    @engine.reads_values
     def signbit(self) -> Any:
         return wrap(np.signbit(self._data))
 
+    @engine.reads_values
     def isposinf(self) -> Any:
         return wrap(np.isposinf(self._data))
 
+    @engine.reads_values
     def isneginf(self) -> Any:
         return wrap(np.isneginf(self._data))
 
     def isreal(self) -> Any:
         return wrap(np.ones(self.shape, dtype=bool))
 
+    @engine.reads_values
     def nan_to_num(
         self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
     ):
@@ -815,6 +835,7 @@ class MathMethods:
     def floor_divide(self, other: Any) -> Any:
         return self.div(other, rounding_mode="floor")
 
+    @engine.reads_values
     def copysign(self, other: Any) -> Any:
         """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
         x, y = _float_operands(self, other)
@@ -829,6 +850,7 @@ class MathMethods:
         x, y = _float_operands(self, other)
         return (x * x + y * y).sqrt()
 
+    @engine.reads_values
     def logaddexp(self, other: Any) -> Any:
         """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
         floating_kernel("logaddexp", self, other)
@@ -841,6 +863,7 @@ class MathMethods:
         floating_kernel("logaddexp2", self, other)
         return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
 
+    @engine.reads_values
     def xlogy(self, other: Any) -> Any:
         """``x · log(y)``, and 0 where x is 0 (unless y is NaN). PyTorch's gradients: x's is
         ``log(y)`` (0 where x is 0 and y ≤ 0), y's ``x / y``."""
@@ -852,6 +875,7 @@ class MathMethods:
         overflow = (ax == 0) & (ay == np.inf)  # 0 · inf: 0, as PyTorch
         return functions.where(overflow, 0.0, out).to(x.dtype) if overflow.any() else out
 
+    @engine.reads_values
     def heaviside(self, values: Any) -> Any:
         """0 where x < 0, ``values`` where x == 0, 1 where x > 0 (no gradient, as PyTorch)."""
         other = engine.as_tensor(values)
@@ -863,6 +887,7 @@ class MathMethods:
         data = self._data  # PyTorch's rule: ``values`` at 0, else ``x > 0`` (0 for NaN)
         return wrap(np.where(data == 0, other._data, data > 0).astype(self.dtype))
 
+    @engine.reads_values
     def nextafter(self, other: Any) -> Any:
         """The next representable float after x towards ``other``; the gradient passes to x
         unchanged, as PyTorch's."""
@@ -882,18 +907,21 @@ class MathMethods:
             exponent = exponent.double()
         return base**exponent
 
+    @engine.reads_values
     def fmax(self, other: Any) -> Any:
         """The elementwise maximum ignoring NaN; on ties the gradient goes to ``self``."""
         x, y = _same_dtype_operands(self, other)
         ax, ay = _raw(x), _raw(y)
         return functions.where((ax >= ay) | np.isnan(ay), x, y)
 
+    @engine.reads_values
     def fmin(self, other: Any) -> Any:
         """The elementwise minimum ignoring NaN; on ties the gradient goes to ``self``."""
         x, y = _same_dtype_operands(self, other)
         ax, ay = _raw(x), _raw(y)
         return functions.where((ax <= ay) | np.isnan(ay), x, y)
 
+    @engine.reads_values
     def lerp(self, end: Any, weight: Any) -> Any:
         """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
         if not isinstance(end, engine.Tensor):
@@ -926,6 +954,7 @@ class MathMethods:
     def bitwise_right_shift(self, other: Any) -> Any:
         return _bitwise(np.right_shift, "bitwise_right_shift", self, other)
 
+    @engine.reads_values
     def bitwise_not(self) -> Any:
         if self.dtype.kind not in "biu":
             raise NotImplementedError(f'"bitwise_not_cpu" not implemented for {self.dtype}')
@@ -1046,6 +1075,7 @@ class MathMethods:
         """As :meth:`cummax`, for the running minimum."""
         return _running_extreme(self, dim, np.minimum, np.less_equal, "cummin")
 
+    @engine.reads_values
     @numpy_names
     def median(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The lower median (of all elements, or ``(values, indices)`` along ``dim``); NaN
@@ -1072,6 +1102,7 @@ class MathMethods:
     def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
         return MinMax(self.amin(dim, keepdim), self.amax(dim, keepdim))
 
+    @engine.reads_values
     @numpy_names
     def count_nonzero(self, dim: Any = None) -> Any:
         axes = None if dim is None else ops.normalize_axes(dim, max(self.ndim, 1), "count_nonzero")
@@ -1080,6 +1111,7 @@ class MathMethods:
             return wrap(np.array(int(data != 0), dtype=np.int64))
         return wrap(np.asarray(np.count_nonzero(data, axis=axes), dtype=np.int64))
 
+    @engine.reads_values
     @numpy_names
     def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """The sum with NaN counted as 0 (the gradient at a NaN is 0)."""
@@ -1088,6 +1120,7 @@ class MathMethods:
             x = functions.where(np.isnan(x._data), 0.0, x)
         return x.sum(dim, keepdim)  # integers and bools: in int64, as sum does
 
+    @engine.reads_values
     @numpy_names
     def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
         """The mean of the elements that are not NaN."""
@@ -1392,7 +1425,7 @@ def _nonempty_dims(name: str, x: Any, dim: Any) -> None:
     """PyTorch's IndexError for a maximum or minimum over a dimension of size 0 (over all
     of an empty tensor it is a RuntimeError, from the op)."""
     dim = _all_if_empty(dim)
-    if dim is None or x._data.size or not x.ndim:
+    if dim is None or x.numel() or not x.ndim:
         return
     for d in (dim,) if isinstance(dim, int) else dim:
         if isinstance(d, int) and -x.ndim <= d < x.ndim and x.shape[d] == 0:
@@ -1401,8 +1434,13 @@ def _nonempty_dims(name: str, x: Any, dim: Any) -> None:
 
 def _logical(ufunc: Any, x: Any, other: Any) -> Any:
     """``logical_and``/``or``/``xor``: a bool tensor, PyTorch's errors for bad operands."""
-    other = _raw(_tensor_argument(ufunc.__name__, other))
+    other_operand = _tensor_argument(ufunc.__name__, other)
+    other = _raw(other_operand)
     try:
+        if engine.state.vmapping:  # inside vmap: the batch axes lined up (core.batching)
+            out = engine.batched_values(ufunc, (x, other_operand), (x._data, other))
+            if out is not None:
+                return out
         return wrap(ufunc(x._data, other))
     except (ValueError, TypeError) as exc:  # a failed broadcast: PyTorch's RuntimeError
         raise engine.named_error(ufunc.__name__, exc) from exc
@@ -1531,6 +1569,7 @@ def _same_dtype(name: str, x: Any, y: Any) -> None:
         )
 
 
+@engine.reads_values
 def _bitwise(ufunc: Any, name: str, x: Any, y: Any) -> Any:
     other = _raw(engine.operand(y))
     dtype = array_backend.result_type(x._data, other)
@@ -1554,6 +1593,7 @@ def _nan_last_order(data: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.argsort(data, axis=axis, kind="stable")
 
 
+@engine.reads_values
 def _running_extreme(x: Any, dim: int, extreme: Any, better: Any, name: str) -> Any:
     axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
     if not x.ndim:
@@ -1573,6 +1613,7 @@ def _running_extreme(x: Any, dim: int, extreme: Any, better: Any, name: str) -> 
     return ValuesIndices(x.gather(axis, indices), wrap(indices))
 
 
+@engine.reads_values
 def _kth(x: Any, dim: int, keepdim: bool, k: int | None, name: str) -> Any:
     """The k-th smallest along ``dim`` (the lower median when k is None), as (values,
     indices); a slice holding NaN gives its first NaN for the median."""

@@ -36,6 +36,7 @@ def _is_number(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- multinomial
+@engine.reads_values
 def multinomial(
     input: Any, num_samples: int, replacement: bool = False, *, generator: Any = None
 ) -> Any:

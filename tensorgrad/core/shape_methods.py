@@ -28,9 +28,7 @@ class ShapeMethods:
 
     # ----------------------------------------------------------------- reshape and view
     def reshape(self, *shape: Any) -> Any:
-        shape = _resolve(
-            shape_args(required(shape, "reshape", "shape")), self._data.size, "reshape"
-        )
+        shape = _resolve(shape_args(required(shape, "reshape", "shape")), self.numel(), "reshape")
         if shape == self.shape:
             return self
         return apply(ops.Reshape(shape), self)
@@ -38,7 +36,7 @@ class ShapeMethods:
     def view(self, *shape: Any) -> Any:
         """A view with another shape: the same memory, or an error where the data would have
         to be copied (PyTorch's rule; ``reshape`` copies when it must)."""
-        target = _resolve(shape_args(required(shape, "view", "shape")), self._data.size, "view")
+        target = _resolve(shape_args(required(shape, "view", "shape")), self.numel(), "view")
         out = self.reshape(target)
         if out is not self and out._data.size and not np.shares_memory(out._data, self._data):
             raise RuntimeError(
@@ -294,6 +292,7 @@ class ShapeMethods:
         sides = (k, 0, 0, k) if diagonal > 0 else (0, k, k, 0)
         return apply(ops.ConstantPad(sides), square)
 
+    @engine.reads_values
     def masked_select(self, mask: Any) -> Any:
         """The elements where ``mask`` (a bool tensor; the two broadcast) is True, as 1-D."""
         flags = mask._data if isinstance(mask, type(self)) else np.asarray(mask)
@@ -421,6 +420,7 @@ class ShapeMethods:
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
         return self.copy_(self.scatter_add(dim, index, src))
 
+    @engine.reads_values
     @numpy_names
     def scatter_reduce(
         self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
@@ -508,6 +508,7 @@ class ShapeMethods:
     def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
         return self.copy_(self.index_fill(dim, index, value))
 
+    @engine.reads_values
     def masked_scatter(self, mask: Any, source: Any) -> Any:
         """``self`` with ``source``'s elements, in order, written where ``mask`` is True."""
         flags = mask._data if isinstance(mask, engine.Tensor) else np.asarray(mask)
@@ -651,6 +652,7 @@ class ShapeMethods:
             raise RuntimeError("Input must be >= 1-d.")
         return self.flip(0)
 
+    @engine.reads_values
     @numpy_names
     def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
         """Split into ``n`` nearly equal pieces (the first ``size % n`` one longer) or at the

@@ -567,6 +567,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     def __rrshift__(self, other: Any) -> Tensor:
         return _compare(np.right_shift, other, self)
 
+    @engine.reads_values
     def __invert__(self) -> Tensor:
         if self.dtype.kind == "f":
             raise TypeError(f"~ is defined for bool and integer tensors, not {self.dtype}")
@@ -779,6 +780,10 @@ def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
         if dtype != np.result_type(a, y):  # compared in float32, where the two are equal
             a, y = engine._cast(a, dtype), engine._cast(y, dtype)
     try:
+        if engine.state.vmapping:  # inside vmap: the batch axes lined up (core.batching)
+            out = engine.batched_values(ufunc, (x, y), (a, y))
+            if out is not None:
+                return out
         return wrap(ufunc(a, y))
     except (ValueError, TypeError) as exc:
         raise engine.named_error(ufunc.__name__, exc) from exc

@@ -30,8 +30,8 @@ import numpy as np
 
 from tensorgrad import array_backend, autograd, ops
 from tensorgrad.autograd import forward_ad
-from tensorgrad.core import engine, forward
-from tensorgrad.core.functions import stack
+from tensorgrad.core import batching, engine, forward
+from tensorgrad.core.functions import cat, stack
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
 
@@ -78,7 +78,7 @@ def tree_unflatten(leaves: Sequence[Any], spec: Any) -> Any:
     for count, sub in specs:
         items.append(tree_unflatten(leaves[start : start + count], sub))
         start += count
-    return kind(items)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a named tuple: fields
 
 
 # --------------------------------------------------------------------------- helpers
@@ -112,10 +112,12 @@ def _watched() -> bool:
 
 def _input(x: Tensor) -> Tensor:
     """A fresh input for the wrapped function: differentiable with respect to itself, and
-    still tied to ``x`` for an outer transform (its graph, its tangent)."""
+    still tied to ``x`` for an outer transform (its graph, its tangent). Inside vmap, one
+    copy per sample (a broadcast view), so that each sample's derivative is its own."""
+    x = batching.expand_to_levels(x)
     if x._requires_grad:  # an outer grad is watching x: a view of it, in its graph
         return engine.apply(ops.Reshape(x.shape), x)
-    leaf = engine.wrap(x._data)
+    leaf = batching.like(x, engine.wrap(x._data))
     leaf._versions = x._versions
     if x._tangent is not None and forward.state.level:
         forward.set_tangent(leaf, x._tangent)
@@ -178,17 +180,19 @@ def _grads(outputs: list, inputs: list, cotangents: list, keep: bool) -> list:
     live = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
     if not live:
         grads = [None] * len(inputs)
-    else:
-        grads = autograd.grad(
-            [o for o, _ in live],
-            inputs,
-            [c for _, c in live],
-            retain_graph=True,
-            create_graph=keep,
-            allow_unused=True,
-        )
+    else:  # (inside vmap: on the batch's arrays, as the sweep works)
+        seeds = [batching.physical_cotangent(o, c) for o, c in live]
+        with batching.physical():
+            grads = autograd.grad(
+                [batching.plain(o) for o, _ in live],
+                inputs,
+                seeds,
+                retain_graph=True,
+                create_graph=keep,
+                allow_unused=True,
+            )
     return [
-        Tensor(np.zeros_like(x._data)) if g is None else _result(g, keep)
+        batching.like(x, Tensor(np.zeros_like(x._data)) if g is None else _result(g, keep))
         for g, x in zip(grads, inputs, strict=True)
     ]
 
@@ -212,7 +216,7 @@ def grad_and_value(
                 "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
                 f"{type(output).__name__}"
             )
-        if output._data.size != 1:
+        if output.numel() != 1:
             raise RuntimeError(
                 "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                 f"tensor with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev "
@@ -311,8 +315,8 @@ def jacrev(
         per_output = []
         for o in out_leaves:
             rows = [[] for _ in numbers]
-            for k in range(o._data.size):
-                onehot = np.zeros(o._data.size, o.dtype)
+            for k in range(o.numel()):
+                onehot = np.zeros(o.numel(), o.dtype)
                 onehot[k] = 1
                 cotangents = [
                     onehot.reshape(o.shape) if other is o else np.zeros(other.shape, other.dtype)
@@ -371,7 +375,7 @@ def jvp(
                 f"{tuple(t.shape)}"
             )
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
+        duals = [_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
         result = func(*tree_unflatten(duals, p_spec))
         output, aux = _split_aux(result, has_aux, "jvp")
         out_leaves, out_spec = _tensors(output, "jvp", "the outputs of f")
@@ -379,9 +383,24 @@ def jvp(
         for o in out_leaves:
             primal, tangent = forward_ad.unpack_dual(o)
             values.append(primal)
-            slopes.append(Tensor(np.zeros_like(o._data)) if tangent is None else tangent)
+            slopes.append(
+                batching.like(o, Tensor(np.zeros_like(o._data)) if tangent is None else tangent)
+            )
     outs = (tree_unflatten(values, out_spec), tree_unflatten(slopes, out_spec))
     return (*outs, aux) if has_aux else outs
+
+
+def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``make_dual``; inside vmap, the primal and the tangent laid out over the same levels
+    first (a tangent per sample for a shared primal: jacfwd's basis, batched)."""
+    levels = batching.levels_of(primal) + batching.levels_of(tangent)
+    if not levels:
+        return forward_ad.make_dual(primal, tangent)
+    levels = tuple(sorted(set(levels)))
+    p, t = (batching.plain(batching.lift(x, levels, expand=True)) for x in (primal, tangent))
+    dual = batching.batched(forward_ad.make_dual(p, t), levels)
+    forward.set_tangent(dual, dual._tangent)
+    return dual
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:
@@ -394,6 +413,55 @@ def linearize(func: Callable, *primals: Any) -> tuple:
         return jvp(func, primals, tangents)[1]
 
     return output, jvp_fn
+
+
+#: jacfwd's columns as one vmap-ed JVP over all the basis directions of an input (one
+#: batched forward pass), instead of one JVP per direction. Off: ``BATCHED_JACOBIANS = False``.
+BATCHED_JACOBIANS = True
+
+
+def _batched_columns(func, args, kwargs, numbers, leaves_per_arg, columns, randomness) -> Any:
+    """Fill ``columns[(i, j)]`` with a tuple (the tangents of every output, each stacked
+    over the directions) for each differentiated input; return the output."""
+    output = None
+    for i, (leaves, _) in enumerate(leaves_per_arg):
+        for j, x in enumerate(leaves):
+            size = int(np.prod(x.shape, dtype=np.int64))
+            if not size:
+                continue
+            basis = Tensor(np.eye(size, dtype=x.dtype).reshape(size, *x.shape))
+
+            def column(direction: Tensor, i: int = i, j: int = j) -> tuple:
+                tangents = tuple(
+                    tree_unflatten(
+                        [
+                            direction if (i2, j2) == (i, j) else Tensor(np.zeros_like(y._data))
+                            for j2, y in enumerate(lv)
+                        ],
+                        sp,
+                    )
+                    for i2, (lv, sp) in enumerate(leaves_per_arg)
+                )
+
+                def call(*picked: Any) -> Any:
+                    return func(*_replace(args, numbers, picked), **kwargs)
+
+                value, slope = jvp(call, tuple(args[a] for a in numbers), tangents)
+                return (*tree_flatten(value)[0], *tree_flatten(slope)[0])
+
+            stacked = vmap(column, randomness=randomness)(basis)
+            half = len(stacked) // 2
+            columns[(i, j)] = tuple(stacked[half:])
+            if output is None:
+                value = func(*args, **kwargs)
+                output = value
+    return output
+
+
+def _batched_block(stacked: tuple, k: int, out_shape: tuple, in_shape: tuple) -> Tensor:
+    """The Jacobian block of output ``k`` from its tangents stacked over the directions."""
+    column = stacked[k]  # (directions, *out_shape)
+    return column.reshape(-1, *out_shape).movedim(0, -1).reshape(*out_shape, *in_shape)
 
 
 def jacfwd(
@@ -413,8 +481,14 @@ def jacfwd(
         leaves_per_arg = [_tensors(args[a], "jacfwd", "the differentiated inputs") for a in numbers]
         columns: dict[tuple[int, int], list] = {}
         output = aux = None
+        if BATCHED_JACOBIANS and not has_aux:
+            output = _batched_columns(
+                func, args, kwargs, numbers, leaves_per_arg, columns, randomness
+            )
         for i, (leaves, _) in enumerate(leaves_per_arg):
             for j, x in enumerate(leaves):
+                if (i, j) in columns:
+                    continue
                 cols = columns.setdefault((i, j), [])
                 for direction in _one_hots(tuple(x.shape), x.dtype):
 
@@ -446,7 +520,9 @@ def jacfwd(
             per_arg = []
             for i, (leaves, spec) in enumerate(leaves_per_arg):
                 blocks = [
-                    _assemble(
+                    _batched_block(columns[(i, j)], k, tuple(o.shape), tuple(x.shape))
+                    if type(columns.get((i, j))) is tuple
+                    else _assemble(
                         [c[k] for c in columns.get((i, j), [])],
                         tuple(o.shape),
                         tuple(x.shape),
@@ -574,7 +650,12 @@ def vmap(
     """``func`` mapped over a dimension of its inputs (``in_dims``: one per argument, None
     for an argument shared by every slice), its outputs stacked along ``out_dims``.
     Composes with ``grad`` and the other transforms: ``vmap(grad(loss), in_dims=(None, 0,
-    0))`` gives per-sample gradients. Each slice is one call of ``func``."""
+    0))`` gives per-sample gradients.
+
+    ``func`` runs once, on the whole batch: each op it calls runs on the batch's arrays by
+    its batching rule (``tensorgrad.core.batching``), an op without one once per sample.
+    With ``randomness="different"`` (a fresh draw for every sample) the whole function runs
+    once per sample instead."""
     _check_randomness(randomness, "vmap")
     if chunk_size is not None and chunk_size < 1:
         raise ValueError("vmap: chunk_size should be None or greater than 0.")
@@ -583,72 +664,128 @@ def vmap(
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         leaves, spec = tree_flatten(args)
         dims = _in_dims(in_dims, args)
-        sizes = set()
-        for leaf, d in zip(leaves, dims, strict=True):
-            if d is None:
-                continue
-            if not isinstance(leaf, Tensor):
-                raise ValueError(
-                    f"vmap: in_dims {d} is given for an input that is not a Tensor "
-                    f"({type(leaf).__name__}); use None for it"
-                )
-            if not -max(leaf.ndim, 1) <= d < max(leaf.ndim, 1) or leaf.ndim == 0:
-                raise ValueError(
-                    f"vmap: Tried to map over dim {d} of an input of shape {tuple(leaf.shape)}, "
-                    "which has no such dimension"
-                )
-            sizes.add(leaf.shape[d])
-        if not sizes:
-            raise ValueError(
-                "vmap: at least one input must be a Tensor mapped over a dimension (in_dims "
-                "not None)"
-            )
-        if len(sizes) > 1:
-            raise ValueError(
-                "vmap: Expected all tensors to have the same size in the mapped dimension, "
-                f"got sizes {sorted(sizes)} for the mapped dimension"
-            )
-        (batch,) = sizes
-        # "same": every slice draws the same numbers (the generator rewound for each)
-        rewind = array_backend.rng().bit_generator.state if randomness == "same" else None
-        results = []
-        with _random_guard(randomness):
-            for b in range(batch):
-                if rewind is not None:
-                    array_backend.rng().bit_generator.state = rewind
-                picked = [
-                    leaf if d is None else leaf[(slice(None),) * (d % leaf.ndim) + (b,)]
-                    for leaf, d in zip(leaves, dims, strict=True)
-                ]
-                results.append(func(*tree_unflatten(picked, spec), **kwargs))
-        out_leaves_per = [tree_flatten(r) for r in results]
-        out_spec = out_leaves_per[0][1]
-        n_out = len(out_leaves_per[0][0])
-        odims = (
-            [out_dims] * n_out
-            if isinstance(out_dims, int) or out_dims is None
-            else tree_flatten(out_dims)[0]
-        )
-        if len(odims) != n_out:
-            raise ValueError(
-                f"vmap(f, ..., out_dims={out_dims}): out_dims is not compatible with the "
-                f"structure of the outputs ({n_out} outputs)"
-            )
-        stacked = []
-        for k in range(n_out):
-            column = [leaves_k[0][k] for leaves_k in out_leaves_per]
-            if odims[k] is None:
-                stacked.append(column[0])
-                continue
-            if not all(isinstance(c, Tensor) for c in column):
-                raise ValueError(
-                    "vmap: `f` must return only Tensors (or tuples, lists and dicts of them), "
-                    f"got {type(column[0]).__name__}"
-                )
-            stacked.append(stack(column, odims[k]))
-        return tree_unflatten(stacked, out_spec)
+        batch = _batch_size(leaves, dims)
+        run = _vmap_by_loop if randomness == "different" else _vmap_batched
+        step = chunk_size or max(batch, 1)
+        if step >= batch:
+            return run(func, leaves, spec, dims, batch, out_dims, randomness, kwargs)
+        chunks = []
+        for start in range(0, batch, step):
+            part = slice(start, min(start + step, batch))
+            picked = [
+                leaf if d is None else leaf[(slice(None),) * (d % leaf.ndim) + (part,)]
+                for leaf, d in zip(leaves, dims, strict=True)
+            ]
+            size = part.stop - part.start
+            chunks.append(run(func, picked, spec, dims, size, out_dims, randomness, kwargs))
+        flat = [tree_flatten(c) for c in chunks]
+        odims = _out_dims(out_dims, len(flat[0][0]))
+        joined = [
+            column[0] if d is None else cat(column, d)
+            for column, d in zip(zip(*(f[0] for f in flat), strict=True), odims, strict=True)
+        ]
+        return tree_unflatten(joined, flat[0][1])
 
     return wrapper
+
+
+def _batch_size(leaves: list, dims: list) -> int:
+    """The size of the mapped dimension, checked to be one size for every mapped input."""
+    sizes = set()
+    for leaf, d in zip(leaves, dims, strict=True):
+        if d is None:
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(
+                f"vmap: in_dims {d} is given for an input that is not a Tensor "
+                f"({type(leaf).__name__}); use None for it"
+            )
+        if not -max(leaf.ndim, 1) <= d < max(leaf.ndim, 1) or leaf.ndim == 0:
+            raise ValueError(
+                f"vmap: Tried to map over dim {d} of an input of shape {tuple(leaf.shape)}, "
+                "which has no such dimension"
+            )
+        sizes.add(leaf.shape[d])
+    if not sizes:
+        raise ValueError(
+            "vmap: at least one input must be a Tensor mapped over a dimension (in_dims not None)"
+        )
+    if len(sizes) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, "
+            f"got sizes {sorted(sizes)} for the mapped dimension"
+        )
+    return sizes.pop()
+
+
+def _out_dims(out_dims: Any, n_out: int) -> list:
+    odims = (
+        [out_dims] * n_out
+        if isinstance(out_dims, int) or out_dims is None
+        else tree_flatten(out_dims)[0]
+    )
+    if len(odims) != n_out:
+        raise ValueError(
+            f"vmap(f, ..., out_dims={out_dims}): out_dims is not compatible with the "
+            f"structure of the outputs ({n_out} outputs)"
+        )
+    return odims
+
+
+def _only_tensors(outputs: list) -> None:
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            raise ValueError(
+                "vmap: `f` must return only Tensors (or tuples, lists and dicts of them), "
+                f"got {type(o).__name__}"
+            )
+
+
+def _vmap_batched(func, leaves, spec, dims, batch, out_dims, randomness, kwargs) -> Any:
+    """One call of ``func`` on batched inputs (see ``core.batching``)."""
+    level = batching.open_level(batch)
+    try:
+        picked = [
+            leaf if d is None else batching.map_input(leaf, d, level)
+            for leaf, d in zip(leaves, dims, strict=True)
+        ]
+        with _random_guard(randomness):
+            result = func(*tree_unflatten(picked, spec), **kwargs)
+        out_leaves, out_spec = tree_flatten(result)
+        _only_tensors(out_leaves)
+        odims = _out_dims(out_dims, len(out_leaves))
+        outs = [batching.map_output(o, level, d) for o, d in zip(out_leaves, odims, strict=True)]
+    finally:
+        batching.close_level(level)
+    return tree_unflatten(outs, out_spec)
+
+
+def _vmap_by_loop(func, leaves, spec, dims, batch, out_dims, randomness, kwargs) -> Any:
+    """``func`` called once per slice, the results stacked: for ``randomness="different"``,
+    where every sample draws its own random numbers."""
+    results = []
+    with _random_guard(randomness):
+        for b in range(batch):
+            picked = [
+                leaf if d is None else leaf[(slice(None),) * (d % leaf.ndim) + (b,)]
+                for leaf, d in zip(leaves, dims, strict=True)
+            ]
+            results.append(func(*tree_unflatten(picked, spec), **kwargs))
+    if not results:
+        raise ValueError("vmap: randomness='different' over an empty batch: nothing to run")
+    out_leaves_per = [tree_flatten(r) for r in results]
+    out_spec = out_leaves_per[0][1]
+    n_out = len(out_leaves_per[0][0])
+    odims = _out_dims(out_dims, n_out)
+    stacked = []
+    for k in range(n_out):
+        column = [leaves_k[0][k] for leaves_k in out_leaves_per]
+        if odims[k] is None:
+            stacked.append(column[0])
+            continue
+        _only_tensors(column)
+        stacked.append(stack(column, odims[k]))
+    return tree_unflatten(stacked, out_spec)
 
 
 class _random_guard:

@@ -11,10 +11,17 @@ Fused ops are taken apart again: ``linear_chain`` (runs of Linear and ReLU layer
 ``Sequential``) becomes Gemm and Relu nodes, ``conv2d_relu`` and ``conv2d_relu_max_pool2d``
 become Conv, Relu and MaxPool.
 
-Not mapped yet (refused by name): losses, indexing with integer arrays or masks (an embedding
-lookup's indices are held by the op, not recorded as a graph value, so they would be frozen
-into the file), and the ops the sequence models (GPT, LSTM) are bringing; each needs an entry
-here, and the GPT's embedding a recorded index, before those models export.
+Shapes that follow a dynamic axis are computed in the graph: each converter also sees its
+node's twin from the export's second run, on other sizes (``info.other_arrays``,
+``info.other_output``, ``info.other_op``), and ``info.sizes`` gives the graph input's size that
+an axis follows; a setting that differs in that run and that the converter does not make
+follow a size (``info.explained``) is refused (:mod:`tensorgrad.onnx.second_run`).
+
+Whole modules (``nn.Embedding``, ``nn.LSTM``/``GRU``/``RNN``) are converted in
+:mod:`tensorgrad.onnx.modules`. Not mapped (refused by name): losses, ``prod``/``cumprod``,
+``unfold``/``fold``, the inverse trigonometric and special functions, scatters, and indexing
+with integer arrays or masks (the index is held by the op, not recorded as a graph value, so
+it would be frozen into the file).
 """
 
 from __future__ import annotations
@@ -250,6 +257,8 @@ def _adaptive_avg_pool(info: NodeInfo) -> str:
     (h, w), (oh, ow) = np.shape(info.arrays[0])[-2:], np.shape(info.output)[-2:]
     if (oh, ow) == (1, 1):
         return info.add("GlobalAveragePool", [info.name(0)])
+    if info.shapes(0)[0][-2:] != info.shapes(0)[1][-2:]:
+        raise info.refuse("to a fixed size from a dynamic one has no ONNX mapping here")
     if h % oh or w % ow:
         raise info.refuse(
             f"from {h}x{w} to {oh}x{ow} (sizes that do not divide) has no ONNX mapping"
@@ -269,18 +278,55 @@ def _pad(info: NodeInfo) -> str:
 
 
 # ----------------------------------------------------------------------------- shapes
+def _dims(info: NodeInfo, dims: list[Any], source: str | None = None) -> str:
+    """An int64 shape value from per-axis parts: numbers, ``("axis", i)`` (the size of the
+    source value's axis i, from its Shape) and value names (dynamic sizes)."""
+    if all(isinstance(d, int) for d in dims):
+        return info.ints(dims)
+    shape = info.add("Shape", [source]) if any(isinstance(d, tuple) for d in dims) else ""
+    parts = []
+    for d in dims:
+        if isinstance(d, int):
+            parts.append(info.ints([d]))
+        elif isinstance(d, tuple):
+            parts.append(info.add("Gather", [shape, info.ints([d[1]])], axis=0))
+        else:
+            parts.append(d)
+    return info.add("Concat", parts, axis=0)
+
+
 @converts(ops.Reshape)
 def _reshape(info: NodeInfo) -> str:
-    """The recorded (concrete) shape; for a value that depends on the graph's input, its
-    first axis is copied from the input (0) when it was the input's first axis, and left to
-    ONNX (-1) otherwise, so that a dynamic batch size goes through (flatten, (B·T, C))."""
-    target = list(np.shape(info.output))
-    source = np.shape(info.arrays[0])
-    if info.dependent[0] and target and source:
-        target[0] = 0 if target[0] == source[0] else -1
-        if target[0] == -1 and -1 in target[1:]:
-            raise info.refuse(f"from {source} to {tuple(target)} cannot follow a dynamic batch")
-    return info.add("Reshape", [info.name(0), info.ints(target)])
+    """The recorded shape where the export's two runs agree on it; an axis that follows a
+    dynamic size is copied from the input's axis of the same sizes in both runs (0, ONNX's
+    "copy", at the same position), else taken from the graph input's axis of those sizes,
+    and one axis left over is left to ONNX (-1): so (B, T, C) → (B, T, h, C/h) and back,
+    and the flattening (B·T, C), follow a dynamic batch and sequence length."""
+    info.explained.add("shape")
+    (target, other_target), (source, other_source) = info.shapes(), info.shapes(0)
+    dims: list[Any] = []
+    left: list[int] = []
+    for j, (a, b) in enumerate(zip(target, other_target)):
+        if a == b:
+            dims.append(int(a))
+            continue
+        copies = [i for i, (s, t) in enumerate(zip(source, other_source)) if (s, t) == (a, b)]
+        if j in copies:
+            dims.append(0)
+        elif copies:
+            dims.append(("axis", copies[0]))
+        elif info.sizes is not None and info.sizes.size(a, b) is not None:
+            dims.append(info.sizes.size(a, b))
+        else:
+            dims.append(-1)
+            left.append(j)
+    if len(left) > 1:
+        raise info.refuse(
+            f"from {tuple(source)} to {tuple(target)} (and {tuple(other_source)} to "
+            f"{tuple(other_target)} with other sizes): axes {left} follow the dynamic sizes in "
+            "a way the graph cannot compute"
+        )
+    return info.add("Reshape", [info.name(0), _dims(info, dims, info.name(0))])
 
 
 @converts(ops.Transpose)
@@ -293,12 +339,27 @@ def _transpose(info: NodeInfo) -> str:
 
 @converts(ops.BroadcastTo)
 def _broadcast_to(info: NodeInfo) -> str:
-    """Expand: axes the input already has at full size are given as 1 (ONNX's Expand keeps
-    the input's size there), so that a dynamic batch goes through."""
-    target = list(np.shape(info.output))
-    source = (1,) * (len(target) - np.ndim(info.arrays[0])) + tuple(np.shape(info.arrays[0]))
-    shape = [1 if s == t else t for s, t in zip(source, target)]
-    return info.add("Expand", [info.name(0), info.ints(shape)])
+    """Expand: axes the input already has at full size (in both of the export's runs) are
+    given as 1 (ONNX's Expand keeps the input's size there), so that a dynamic batch goes
+    through; an axis broadcast to a dynamic size takes it from the graph input."""
+    info.explained.add("shape")
+    (target, other_target), (source, other_source) = info.shapes(), info.shapes(0)
+    pad = len(target) - len(source)
+    source, other_source = (1,) * pad + tuple(source), (1,) * pad + tuple(other_source)
+    dims: list[Any] = []
+    for s, os_, t, ot in zip(source, other_source, target, other_target):
+        if s == t and os_ == ot:
+            dims.append(1)
+        elif t == ot:
+            dims.append(int(t))
+        elif info.sizes is not None and info.sizes.size(t, ot) is not None:
+            dims.append(info.sizes.size(t, ot))
+        else:
+            raise info.refuse(
+                f"to {tuple(target)} (and {tuple(other_target)} with other sizes) broadcasts to "
+                "a size that follows the dynamic axes in a way the graph cannot compute"
+            )
+    return info.add("Expand", [info.name(0), _dims(info, dims)])
 
 
 @converts(ops.Concatenate)
@@ -316,17 +377,11 @@ def _stack(info: NodeInfo) -> str:
 _INT64_MAX, _INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 
 
-@converts(ops.GetItem)
-def _getitem(info: NodeInfo) -> str:
-    """Basic indexing (ints, slices of any step, None, Ellipsis) as Slice, Gather and
-    Unsqueeze, with Python's own bounds (negative ones and None kept as such, which ONNX's
-    Slice reads as Python does), so that a dynamic batch goes through. Integer-array and mask
-    indices (embedding lookups among them) are refused: their index is not a graph value."""
-    index = info.op.index
-    if not ops.is_basic_index(index):
-        raise info.refuse("with an array or mask index has no ONNX mapping yet")
+def _index_parts(index: Any, ndim: int) -> tuple[list, list, list]:
+    """A basic index as ``(slices, picks, new_axes)``: per sliced input axis ``(axis, start,
+    end, step)`` with Python's bounds as ONNX's Slice reads them, per integer ``(axis,
+    value)``, and the output's positions of the new (None) axes."""
     parts = list(index) if isinstance(index, tuple) else [index]
-    ndim = np.ndim(info.arrays[0])
     real = sum(1 for p in parts if p is not None and p is not Ellipsis)
     if Ellipsis in parts:
         at = parts.index(Ellipsis)
@@ -341,29 +396,61 @@ def _getitem(info: NodeInfo) -> str:
             position += 1
         elif isinstance(part, slice):
             if part != slice(None):
-                slices.append((axis, part))
+                step = 1 if part.step is None else int(part.step)
+                start = (0 if step > 0 else -1) if part.start is None else int(part.start)
+                end = _INT64_MAX if step > 0 else _INT64_MIN
+                slices.append((axis, start, end if part.stop is None else int(part.stop), step))
             axis, position = axis + 1, position + 1
         else:
             picks.append((axis, int(part)))
             axis += 1
+    return slices, picks, new_axes
+
+
+@converts(ops.GetItem)
+def _getitem(info: NodeInfo) -> str:
+    """Basic indexing (ints, slices of any step, None, Ellipsis) as Slice, Gather and
+    Unsqueeze, with Python's own bounds (negative ones and None kept as such, which ONNX's
+    Slice reads as Python does), so that a dynamic batch goes through. A slice bound that
+    follows a dynamic size (``mask[:T, :T]`` with T the sequence length) is taken from the
+    graph input's shape. Integer-array and mask indices are refused: their index is not a
+    graph value (``nn.Embedding``'s lookups are exported as a whole, with their indices)."""
+    index = info.op.index
+    if not ops.is_basic_index(index):
+        raise info.refuse("with an array or mask index has no ONNX mapping yet")
+    ndim = np.ndim(info.arrays[0])
+    slices, picks, new_axes = _index_parts(index, ndim)
+    bounds: list[list[Any]] = [[s[1] for s in slices], [s[2] for s in slices]]
+    if "index" in info.changed:
+        other = _index_parts(info.other_op.index, ndim)
+        same_form = [(s[0], s[3]) for s in slices] == [(s[0], s[3]) for s in other[0]]
+        if not same_form or picks != other[1] or new_axes != other[2]:
+            raise info.refuse("indexes otherwise in the export's second run (other sizes)")
+        for k, (mine, theirs) in enumerate(zip(slices, other[0])):
+            for side in (0, 1):
+                a, b = mine[1 + side], theirs[1 + side]
+                if a != b:
+                    size = None if info.sizes is None else info.sizes.size(a, b)
+                    if size is None:
+                        return _unexplained(info)
+                    bounds[side][k] = size
+        info.explained.add("index")
     out = info.name(0)
     if slices:
-        starts, ends, steps = [], [], []
-        for _, part in slices:
-            step = 1 if part.step is None else int(part.step)
-            starts.append((0 if step > 0 else -1) if part.start is None else int(part.start))
-            end = _INT64_MAX if step > 0 else _INT64_MIN
-            ends.append(end if part.stop is None else int(part.stop))
-            steps.append(step)
-        axes = [a for a, _ in slices]
-        out = info.add(
-            "Slice", [out, info.ints(starts), info.ints(ends), info.ints(axes), info.ints(steps)]
-        )
+        starts, ends = (_dims(info, list(side)) for side in bounds)
+        axes, steps = info.ints([s[0] for s in slices]), info.ints([s[3] for s in slices])
+        out = info.add("Slice", [out, starts, ends, axes, steps])
     for axis, pick in reversed(picks):  # the last axis first: the others keep their place
         out = info.add("Gather", [out, info.constant(np.asarray(pick, np.int64))], axis=axis)
     if new_axes:
         out = info.add("Unsqueeze", [out, info.ints(new_axes)])
     return out
+
+
+def _unexplained(info: NodeInfo) -> str:
+    """A placeholder for a converter that leaves a changed setting unexplained: the export
+    refuses the node right after, naming the setting."""
+    return info.add("Identity", [info.name(0)])
 
 
 @converts(ops.Gather)
@@ -405,8 +492,9 @@ def _variance(info: NodeInfo) -> str:
     """``sum((x − mean)²) / (n − correction)``, and its square root for ``std``."""
     x, axes, op = info.name(0), info.op.axes, info.op
     count = int(np.prod([np.shape(info.arrays[0])[a] for a in axes], dtype=np.int64))
-    if info.dynamic_batch and info.dependent[0] and 0 in axes:
-        raise info.refuse("over the batch axis cannot follow a dynamic batch")
+    source, other_source = info.shapes(0)
+    if any(source[a] != other_source[a] for a in axes):
+        raise info.refuse("over an axis of dynamic size cannot follow it (its count is a number)")
     centered = info.add("Sub", [x, _reduce(info, "ReduceMean", x, axes, True)])
     total = _reduce(info, "ReduceSum", info.add("Mul", [centered, centered]), axes, op.keepdims)
     out = info.add("Div", [total, info.constant(max(count - op.correction, 0))])
@@ -428,3 +516,92 @@ def _normalize(info: NodeInfo) -> str:
 def _cumsum(info: NodeInfo) -> str:
     axis = info.constant(np.asarray(info.op.axis % np.ndim(info.arrays[0]), np.int64))
     return info.add("CumSum", [info.name(0), axis])
+
+
+@converts(ops.ConvTranspose2d)
+def _conv_transpose2d(info: NodeInfo) -> str:
+    """ONNX's ConvTranspose, whose output size is PyTorch's: ``(H − 1)·s − 2p + d·(k − 1) +
+    output_padding + 1``; the weight is laid out as PyTorch's (in, out/groups, kH, kW)."""
+    op = info.op
+    (ph, pw), (oh, ow) = op.padding, op.output_padding
+    inputs = [info.name(0), info.name(1)]
+    if len(info.arrays) > 2 and info.arrays[2] is not None:
+        inputs.append(info.name(2))
+    return info.add(
+        "ConvTranspose",
+        inputs,
+        kernel_shape=list(np.shape(info.arrays[1])[2:]),
+        strides=list(op.stride),
+        dilations=list(op.dilation),
+        pads=[ph, pw, ph, pw],
+        output_padding=[oh, ow],
+        group=op.groups,
+    )
+
+
+# ----------------------------------------------------------------------------- sequences
+@converts(ops.ScaledDotProductAttention)
+def _attention(info: NodeInfo) -> str:
+    """``Softmax(q kᵀ · scale + mask) v`` with the forward's own steps. The causal mask is
+    built from the scores' shape (``Range`` of the query and key positions), so that the
+    sequence length may vary; a dropout mask (``dropout_p > 0``) would be a constant and is
+    refused."""
+    if len(info.arrays) > 4 and info.arrays[4] is not None:
+        raise info.refuse("with dropout_p > 0 (a random mask) has no ONNX mapping; use 0 in eval")
+    q, k, v = info.name(0), info.name(1), info.name(2)
+    rank = np.ndim(info.arrays[1])
+    swapped = [*range(rank - 2), rank - 1, rank - 2]
+    scores = info.add("MatMul", [q, info.add("Transpose", [k], perm=swapped)])
+    scores = info.add("Mul", [scores, info.constant(info.op.scale)])
+    if info.op.causal:
+        shape = info.add("Shape", [scores])
+        int64 = np.int64
+
+        def size(axis: int) -> str:
+            return info.add("Gather", [shape, info.constant(np.asarray(axis, int64))], axis=0)
+
+        zero, one = info.constant(np.asarray(0, int64)), info.constant(np.asarray(1, int64))
+        rows = info.add("Range", [zero, size(-2), one])
+        cols = info.add("Range", [zero, size(-1), one])
+        above = info.add("Greater", [cols, info.add("Unsqueeze", [rows, info.ints([1])])])
+        scores = info.add("Where", [above, info.constant(-np.inf), scores])
+    if len(info.arrays) > 3 and info.arrays[3] is not None:
+        scores = info.add("Add", [scores, info.name(3)])
+    return info.add("MatMul", [info.add("Softmax", [scores], axis=-1), v])
+
+
+def _split_last(info: NodeInfo, value: str, parts: int, size: int) -> list[str]:
+    """``value``'s last axis cut into ``parts`` blocks of ``size``."""
+    last = info.ints([-1])
+    return [
+        info.add("Slice", [value, info.ints([k * size]), info.ints([(k + 1) * size]), last])
+        for k in range(parts)
+    ]
+
+
+@converts(ops.LSTMCell)
+def _lstm_cell(info: NodeInfo) -> str:
+    """The fused gates as the forward computes them, ``stack([h', c'])`` on a new first axis
+    (a one-step ``nn.LSTMCell``; whole ``nn.LSTM`` layers become ONNX's LSTM instead)."""
+    hidden = np.shape(info.arrays[2])[-1]
+    a = info.add("Add", [info.name(0), info.name(1)])
+    i, f, g, o = _split_last(info, a, 4, hidden)
+    i, f, o = (info.add("Sigmoid", [z]) for z in (i, f, o))
+    g = info.add("Tanh", [g])
+    c = info.add("Add", [info.add("Mul", [f, info.name(2)]), info.add("Mul", [i, g])])
+    h = info.add("Mul", [o, info.add("Tanh", [c])])
+    first = info.ints([0])
+    return info.add("Concat", [info.add("Unsqueeze", [h, first]),
+                               info.add("Unsqueeze", [c, first])], axis=0)  # fmt: skip
+
+
+@converts(ops.GRUCell)
+def _gru_cell(info: NodeInfo) -> str:
+    """``n + z (h − n)`` with ``r, z = σ(x_rz + h_rz)`` and ``n = tanh(x_n + r h_n)``."""
+    hidden = np.shape(info.arrays[2])[-1]
+    x_r, x_z, x_n = _split_last(info, info.name(0), 3, hidden)
+    h_r, h_z, h_n = _split_last(info, info.name(1), 3, hidden)
+    r = info.add("Sigmoid", [info.add("Add", [x_r, h_r])])
+    z = info.add("Sigmoid", [info.add("Add", [x_z, h_z])])
+    n = info.add("Tanh", [info.add("Add", [x_n, info.add("Mul", [r, h_n])])])
+    return info.add("Add", [n, info.add("Mul", [z, info.add("Sub", [info.name(2), n])])])

@@ -1,19 +1,31 @@
-"""``export``: run the model once, recording, and turn the recorded graph into an ONNX model.
+"""``export``: run the model, recording, and turn the recorded graph into an ONNX model.
 
 How it works:
 
-1. ``args`` are copied into fresh leaf tensors; floating ones require grad, so that every op
-   on them is recorded (tensorgrad records only where a gradient will be needed). The model
-   runs once under ``tg.enable_grad()``, in its current mode (``model.eval()`` first for
-   inference: batch norm's running statistics, dropout off). Each module's ``forward`` is
-   wrapped for that run only, so that every recorded node is known by the module that ran it.
-2. The nodes reachable from the outputs are collected without recursion and taken in
+1. ``args`` are copied into fresh leaf tensors that are recorded through: floating ones
+   require grad, integer ones (token indices) are marked as if they did, and so are frozen
+   parameters, for the export's runs only (tensorgrad records only where a gradient will be
+   needed). The model runs under ``tg.enable_grad()``, in its current mode (``model.eval()``
+   first for inference: batch norm's running statistics, dropout off). Each module's
+   ``forward`` is wrapped for the run, so that every recorded node is known by the module
+   that ran it, and the calls of the modules converted as a whole
+   (:mod:`tensorgrad.onnx.modules`: embeddings, recurrent layers) are kept with their
+   arguments and results.
+2. The model runs a second time, on other values and other sizes along the dynamic axes
+   (:mod:`tensorgrad.onnx.second_run`); its nodes are paired with the first run's. A third
+   run checks the written graph in ONNX Runtime (step 5). The buffers are restored after the
+   first run, so that running statistics move once.
+3. The nodes reachable from the outputs are collected without recursion and taken in
    recording order (every node was recorded after the nodes it was computed from).
-3. Each node's op goes to its converter (:mod:`tensorgrad.onnx.converters`, by exact op type),
-   which adds ONNX nodes; leaves are the graph's inputs (the copies of ``args``) or
+4. Each node's op goes to its converter (:mod:`tensorgrad.onnx.converters`, by exact op type),
+   which adds ONNX nodes; a whole-module call's inner nodes are skipped and the call goes to
+   its module's converter instead. Leaves are the graph's inputs (the copies of ``args``) or
    initializers (parameters and buffers under their ``state_dict`` names, other constants
-   under the module's name). An op with no converter raises ``UnsupportedOperatorError``.
-4. ``onnx.checker.check_model`` checks the result before it is written (atomically).
+   under the module's name). An op with no converter raises ``UnsupportedOperatorError``; a
+   constant or setting that differs in the second run, and that no converter made follow a
+   dynamic size, raises ``OnnxExporterError``.
+5. ``onnx.checker.check_model`` checks the result, and ONNX Runtime runs it on the third
+   run's inputs (where installed), before it is written (atomically).
 
 One small accessor, :func:`record_of`, reads a node: whether the node is a record holding its
 op in ``.op`` (``tensorgrad.core.node.Node``) or the op itself (as before that record), the
@@ -31,10 +43,13 @@ from typing import Any
 import numpy as np
 
 import tensorgrad as tg
+from tensorgrad.core import engine
 from tensorgrad.core.tensor import Tensor
+from tensorgrad.onnx import second_run
 from tensorgrad.onnx.converters import CONVERTERS
 from tensorgrad.onnx.errors import OnnxExporterError, UnsupportedOperatorError
-from tensorgrad.onnx.graph import Graph, NodeInfo, value_info
+from tensorgrad.onnx.graph import CallInfo, Graph, NodeInfo, value_info
+from tensorgrad.onnx.modules import MODULE_CONVERTERS
 
 DEFAULT_OPSET = 17  #: the opset written unless ``opset_version`` says otherwise
 MIN_OPSET = 13  #: the oldest opset the converters write (Softmax's per-axis meaning, Unsqueeze)
@@ -87,8 +102,16 @@ def _is_node(parent: Any) -> bool:
     return parent is not None and not isinstance(parent, Tensor)
 
 
-def recorded_nodes(outputs: Sequence[Tensor]) -> list[Any]:
-    """Every node the outputs were computed through, in recording order (iteratively)."""
+def recorded_nodes(outputs: Sequence[Tensor], calls: Sequence[Any] = ()) -> list[Any]:
+    """Every node the outputs were computed through, in recording order (iteratively); the
+    results of whole-module ``calls`` count as computed from the call's arguments (an
+    embedding's indices are not a recorded input of its lookup)."""
+    extra: dict[int, list[Any]] = {}
+    for call in calls:
+        made_from = [n for n in call.input_nodes.values() if n is not None]
+        for node in call.output_nodes:
+            if node is not None:
+                extra.setdefault(id(node), []).extend(made_from)
     seen: dict[int, Any] = {}
     stack = [n for n in map(node_of, outputs) if n is not None]
     while stack:
@@ -97,6 +120,7 @@ def recorded_nodes(outputs: Sequence[Tensor]) -> list[Any]:
             continue
         seen[id(node)] = node
         stack.extend(p for p in record_of(node)[1] if _is_node(p) and id(p) not in seen)
+        stack.extend(extra.get(id(node), ()))
     return sorted(seen.values(), key=_order)
 
 
@@ -113,6 +137,31 @@ def _tensors(value: Any) -> Iterator[Tensor]:
             stack.extend(item.values())
 
 
+class ModuleCall:
+    """One call of a module that is converted as a whole (``nn.LSTM`` to ONNX's LSTM,
+    ``nn.Embedding`` to a Gather of its indices): its arguments and result as the forward
+    saw them, the node that made each Tensor among them at the time of the call, and the
+    nodes it recorded inside, which the export skips."""
+
+    def __init__(
+        self,
+        module: Any,
+        path: str,
+        where: str,
+        args: tuple,
+        kwargs: dict,
+        input_nodes: dict[int, Any],
+        result: Any,
+        inside: set[int],
+    ) -> None:
+        self.module, self.path, self.where = module, path, where
+        self.args, self.kwargs, self.result = args, kwargs, result
+        self.input_nodes = input_nodes  # id(tensor) → its node then (None for a leaf)
+        self.outputs = list(_tensors(result))
+        self.output_nodes = [node_of(t) for t in self.outputs]
+        self.inside = inside
+
+
 class _ModuleNames:
     """While active, every module's ``forward`` notes which recorded nodes it made: those
     between its inputs and its outputs not claimed by an inner module (claimed first, as
@@ -122,20 +171,31 @@ class _ModuleNames:
         self.model = model
         self.owner: dict[int, tuple[str, str]] = {}  # node → (module path, label for errors)
         self.wrapped: list[tuple[Any, Any]] = []
+        self.calls: list[ModuleCall] = []  # the calls of modules converted as a whole
 
     def describe(self, node: Any) -> tuple[str, str]:
         """``(path, label)`` of the module that made ``node``: ``("0.conv", "0.conv
         (Conv2d)")``; the model itself has the path ``""``."""
         return self.owner.get(id(node), ("", ""))
 
-    def _claim(self, result: Any, boundary: set[int], owner: tuple[str, str]) -> None:
+    def _claim(self, result: Any, start: int, owner: tuple[str, str]) -> set[int]:
+        """Give the nodes that ``result`` was computed through since the clock's tick
+        ``start`` (the call's beginning) and that no inner module claimed to ``owner``;
+        returns their ids. The walk goes through the inner modules' nodes, so that the ops
+        of this module's own forward between them are found too."""
+        claimed: set[int] = set()
+        seen: set[int] = set()
         stack = [n for n in map(node_of, _tensors(result)) if n is not None]
         while stack:
             node = stack.pop()
-            if id(node) in self.owner or id(node) in boundary:
+            if id(node) in seen or _order(node) < start:
                 continue
-            self.owner[id(node)] = owner
+            seen.add(id(node))
+            if id(node) not in self.owner:
+                self.owner[id(node)] = owner
+                claimed.add(id(node))
             stack.extend(p for p in record_of(node)[1] if _is_node(p))
+        return claimed
 
     def __enter__(self) -> _ModuleNames:
         for name, module in self.model.named_modules():
@@ -143,10 +203,17 @@ class _ModuleNames:
             original = module.__dict__.get("forward")
             bound = module.forward
 
-            def forward(*args: Any, _bound: Any = bound, _owner: tuple = owner, **kwargs: Any):
-                boundary = {id(n) for n in map(node_of, _tensors((args, kwargs))) if n}
+            def forward(
+                *args: Any, _bound: Any = bound, _owner: tuple = owner, _module: Any = module,
+                **kwargs: Any,
+            ):  # fmt: skip
+                inputs = {id(t): node_of(t) for t in _tensors((args, kwargs))}
+                start = next(engine.clock)  # older than every node this call records
                 result = _bound(*args, **kwargs)
-                self._claim(result, boundary, _owner)
+                claimed = self._claim(result, start, _owner)
+                if type(_module) in MODULE_CONVERTERS:
+                    self.calls.append(ModuleCall(_module, *_owner, args, kwargs, inputs,
+                                                 result, claimed))  # fmt: skip
                 return result
 
             object.__setattr__(module, "forward", forward)
@@ -180,6 +247,10 @@ def _split_args(args: Any, kwargs: Mapping[str, Any] | None) -> tuple[tuple, dic
 
 
 def _copy(value: Any, where: str) -> Tensor:
+    """A fresh leaf holding ``value``'s array, recorded through: a floating one requires
+    grad; an integer or boolean one (token indices) is marked as if it did, for the export's
+    run only, so that what the forward computes from it (``idx[:, 1:]``, ``idx + 1``) is
+    recorded too instead of being frozen into the file as a constant."""
     if isinstance(value, Tensor):
         array = value.numpy()
     elif isinstance(value, np.ndarray):
@@ -187,7 +258,9 @@ def _copy(value: Any, where: str) -> Tensor:
     else:
         raise TypeError(f"export: {where} must be a Tensor or an array, got {type(value).__name__}")
     array = np.array(array, copy=True)
-    return tg.tensor(array, requires_grad=array.dtype.kind == "f")
+    copy = tg.tensor(array, requires_grad=array.dtype.kind == "f")
+    copy._requires_grad = True
+    return copy
 
 
 def _names(given: Sequence[str] | None, count: int, stem: str) -> list[str]:
@@ -254,9 +327,16 @@ def export(
     inputs instead of stored weights. The model runs in its current mode: call
     ``model.eval()`` first to export inference (a dropout in training mode is refused).
 
+    The model runs three times: on ``args``, recorded into the graph; on other values (and
+    other sizes along the dynamic axes), to find what follows the dynamic sizes and to check
+    that every constant the file would hold is the same in both runs; and once more, to check
+    the file in ONNX Runtime where it is installed (:mod:`tensorgrad.onnx.second_run`; with
+    ``export_params=False`` the file has no weights to run with, and is not run).
+
     Raises ``UnsupportedOperatorError`` for an op with no ONNX mapping, naming the op and the
-    module that ran it; ``onnx.checker`` checks the model before anything is written."""
-    global _exporting
+    module that ran it, and ``OnnxExporterError`` for a constant that came from the inputs
+    or a forward that branches on them; ``onnx.checker`` checks the model before anything is
+    written."""
     onnx = onnx_package()
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     newest = onnx.defs.onnx_opset_version()
@@ -273,26 +353,8 @@ def export(
     is_module = hasattr(model, "named_modules")
     if is_module:
         _refuse_training_dropout(model)
-    names = _ModuleNames(model) if is_module else contextlib.nullcontext()
-    _exporting = True
-    try:
-        with tg.enable_grad(), names:
-            # the model gets clones (recorded: Identity in ONNX), so that it may change its
-            # inputs in place (``relu_``), which a leaf that requires grad refuses
-            args_in = [c.clone() if c.requires_grad else c for c in copies]
-            kwargs_in = {k: c.clone() if c.requires_grad else c for k, c in keyword_copies.items()}
-            result = model(*args_in, **kwargs_in)
-    finally:
-        _exporting = False
-    if isinstance(result, Tensor):
-        outputs = [result]
-    elif isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
-        outputs = list(result)
-    else:
-        raise OnnxExporterError(
-            f"export: the model must return a Tensor or a tuple of Tensors, got "
-            f"{type(result).__name__}"
-        )
+    first = _run(model, inputs, copies, keyword_copies)
+    outputs = first.outputs
     out_names = _names(output_names, len(outputs), "output")
     if set(in_names) & set(out_names):
         raise ValueError(f"export: a name is both an input and an output: {in_names}, {out_names}")
@@ -300,12 +362,18 @@ def export(
         n: t.ndim for n, t in zip(out_names, outputs)
     }
     dynamic = _dynamic(dynamic_axes, ranks)
-    graph = Graph(onnx, opset)
-    graph.taken.update(in_names + out_names)
-    proto = _build(graph, model, names if is_module else None, inputs, in_names, outputs,
-                   out_names, dynamic, export_params)  # fmt: skip
-    onnx.checker.check_model(proto)
-    data = proto.SerializeToString()
+    with _buffers_kept(model):  # the runs after the first change no running statistics
+        second = _other_run(model, copies, keyword_copies, in_names, dynamic, 2)
+        graph = Graph(onnx, opset)
+        graph.taken.update(in_names + out_names)
+        proto = _build(graph, model, first, second, in_names, out_names, dynamic, export_params)
+        onnx.checker.check_model(proto)
+        data = proto.SerializeToString()
+        if export_params:
+            third = _other_run(model, copies, keyword_copies, in_names, dynamic, 3)
+            sizes = second_run.other_shapes(inputs, in_names, dynamic, 3)[1]
+            second_run.check_with_runtime(data, in_names, third.inputs, third.outputs,
+                                          out_names, sizes)  # fmt: skip
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))
     if hasattr(f, "write"):
@@ -316,18 +384,157 @@ def export(
         write_atomically(f, data)
 
 
+class _Run:
+    """One run of the model: its inputs (the copies), outputs, the modules that made each
+    node (None for a plain function), and the nodes in recording order."""
+
+    def __init__(self, inputs: list[Tensor], outputs: list[Tensor], names: Any) -> None:
+        self.inputs, self.outputs, self.names = inputs, outputs, names
+        self.calls: list[ModuleCall] = names.calls if names is not None else []
+        self.nodes = recorded_nodes(outputs, self.calls)
+        self.inside: dict[int, ModuleCall] = {}
+        for call in self.calls:
+            self.inside.update(dict.fromkeys(call.inside, call))
+        #: the nodes outside the whole-module calls: the second run's are paired with these
+        self.outside = [n for n in self.nodes if id(n) not in self.inside]
+        self.results: dict[int, Any] = {}  # a node's output, as its users (or outputs) saw it
+        for node in self.nodes:
+            for parent, array in zip(record_of(node)[1], record_of(node)[2]):
+                if _is_node(parent):
+                    self.results[id(parent)] = array
+        for t in outputs:
+            if node_of(t) is not None:
+                self.results[id(node_of(t))] = t._data
+        for call in self.calls:
+            for t in _tensors((call.args, call.kwargs)):
+                if call.input_nodes.get(id(t)) is not None:
+                    self.results.setdefault(id(call.input_nodes[id(t)]), t._data)
+
+
+def _run(
+    model: Any, inputs: list[Tensor], copies: list[Tensor], keyword_copies: dict[str, Tensor]
+) -> _Run:
+    """Run the model once on the copies, recording."""
+    global _exporting
+    is_module = hasattr(model, "named_modules")
+    names = _ModuleNames(model) if is_module else None
+    # frozen parameters are recorded through too (an embedding loaded with freeze=True),
+    # for this run only
+    frozen = [p for p in model.parameters() if not p._requires_grad] if is_module else []
+    for parameter in frozen:
+        parameter._requires_grad = True
+    _exporting = True
+    try:
+        with tg.enable_grad(), names or contextlib.nullcontext():
+            # the model gets clones (recorded: Identity in ONNX), so that it may change its
+            # inputs in place (``relu_``), which a leaf that requires grad refuses
+            args_in = [c.clone() for c in copies]
+            kwargs_in = {k: c.clone() for k, c in keyword_copies.items()}
+            result = model(*args_in, **kwargs_in)
+    finally:
+        _exporting = False
+        for parameter in frozen:
+            parameter._requires_grad = False
+    outputs = _flattened(result)
+    if outputs is None:
+        raise OnnxExporterError(
+            "export: the model must return a Tensor or (nested) tuples of Tensors, got "
+            f"{type(result).__name__}"
+        )
+    return _Run(inputs, outputs, names)
+
+
+def _flattened(result: Any) -> list[Tensor] | None:
+    """The Tensors of a Tensor or of nested tuples and lists of them, in order, as the
+    graph's outputs (``(output, (h_n, c_n))`` gives three); None for anything else."""
+    flat: list[Tensor] = []
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            flat.append(item)
+        elif isinstance(item, (tuple, list)):
+            stack.extend(reversed(item))
+        else:
+            return None
+    return flat
+
+
+@contextlib.contextmanager
+def _buffers_kept(model: Any) -> Iterator[None]:
+    """The model's buffers as they were on entry, again on exit (a batch norm in training
+    mode updates its running statistics in every run)."""
+    kept = [(b, b._data.copy()) for b in model.buffers() if b is not None] if hasattr(
+        model, "buffers") else []  # fmt: skip
+    try:
+        yield
+    finally:
+        for buffer, data in kept:
+            if buffer._data.shape == data.shape:
+                np.copyto(buffer._data, data)
+
+
+def _other_run(
+    model: Any,
+    copies: list[Tensor],
+    keyword_copies: dict[str, Tensor],
+    in_names: list[str],
+    dynamic: dict[str, dict[int, str]],
+    run: int,
+) -> _Run:
+    """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`):
+    the second run (``run=2``) or the third, ONNX Runtime's check (``run=3``)."""
+    inputs = copies + list(keyword_copies.values())
+    shapes, sizes = second_run.other_shapes(inputs, in_names, dynamic, run)
+    rng = np.random.default_rng(run)
+    others = [_copy(second_run.other_values(t, shape, rng), "") for t, shape in zip(inputs, shapes)]
+    positional = others[: len(copies)]
+    keywords = dict(zip(keyword_copies, others[len(copies) :]))
+    try:
+        return _run(model, others, positional, keywords)
+    except Exception as exc:
+        if not sizes:
+            raise
+        other = ", ".join(f"{label} {b} instead of {a}" for label, (a, b) in sizes.items())
+        raise OnnxExporterError(
+            "export: to find what follows the dynamic axes, the export runs the model again "
+            f"with other sizes ({other}), and that run failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _branches(where: str, step: int, kind: str, other: str) -> OnnxExporterError:
+    label = f", run by {where}," if where else ""
+    return OnnxExporterError(
+        f"export: the forward pass recorded other ops for other input values ({kind}{label} "
+        f"at step {step}, then {other}): it branches on the inputs' values, which one ONNX "
+        "graph cannot follow"
+    )
+
+
+def _changed_constant(what: str, where: str, changed: list[str], sizes: bool) -> Exception:
+    label = f", run by {where}," if where else ""
+    other = "values and sizes along the dynamic axes" if sizes else "values"
+    return OnnxExporterError(
+        f"export: {what}{label} holds a constant ({', '.join(changed)}) that changed when the "
+        f"export ran the model again with other input {other}: it is computed from the inputs "
+        "outside what tensorgrad records (a comparison, .numpy(), .item(), a size turned into "
+        "a number the graph cannot follow) or it is random, and it would be frozen into the "
+        "file"
+    )
+
+
 def _build(
     graph: Graph,
     model: Any,
-    names: _ModuleNames | None,
-    inputs: list[Tensor],
+    first: _Run,
+    second: _Run,
     in_names: list[str],
-    outputs: list[Tensor],
     out_names: list[str],
     dynamic: dict[str, dict[int, str]],
     export_params: bool,
 ) -> Any:
     onnx = graph.onnx
+    names, inputs, outputs = first.names, first.inputs, first.outputs
     values: dict[int, str] = {id(t): n for t, n in zip(inputs, in_names)}
     stored: dict[int, str] = {}
     if names is not None:
@@ -336,6 +543,9 @@ def _build(
     extra_inputs: list[Any] = []
     dependent: dict[int, bool] = {id(t): True for t in inputs}
     dynamic_batch = any(0 in dynamic.get(n, {}) for n in in_names)
+    sizes = second_run.Sizes(graph, inputs, second.inputs, in_names, dynamic)
+    given = {id(t): k for k, t in enumerate(inputs)}
+    other_given = {id(t): k for k, t in enumerate(second.inputs)}
 
     def leaf(t: Tensor, where: str) -> str:
         name = values.get(id(t))
@@ -350,53 +560,138 @@ def _build(
             values[id(t)] = name
         return name
 
-    nodes = recorded_nodes(outputs)
-    results: dict[int, Any] = {}  # a node's output array, as its users (or the outputs) saw it
-    for node in nodes:
-        for parent, array in zip(record_of(node)[1], record_of(node)[2]):
-            if _is_node(parent):
-                results[id(parent)] = array
-    for t in outputs:
-        if node_of(t) is not None:
-            results[id(node_of(t))] = t._data
-    for node in nodes:
+    def is_constant_leaf(t: Any) -> bool:
+        return isinstance(t, Tensor) and id(t) not in stored and id(t) not in given
+
+    def call_input(call: ModuleCall, t: Tensor) -> tuple[str, bool]:
+        """The value name of a whole-module call's argument, and whether it depends on the
+        graph's inputs."""
+        node = call.input_nodes.get(id(t))
+        if node is None:
+            return leaf(t, call.path), dependent.get(id(t), False)
+        if id(node) not in values:
+            raise OnnxExporterError(
+                f"export: an argument of {call.where} was made by an op the export has not "
+                "converted before the call"
+            )
+        return values[id(node)], dependent[id(node)]
+
+    def convert_call(call: ModuleCall, twin: ModuleCall | None) -> None:
+        if twin is None or type(twin.module) is not type(call.module):
+            raise _branches(call.where, 0, type(call.module).__name__, "another module")
+        mine = list(_tensors((call.args, call.kwargs)))
+        theirs = list(_tensors((twin.args, twin.kwargs)))
+        if len(mine) != len(theirs):
+            raise _branches(call.where, 0, type(call.module).__name__, "other arguments")
+        for k, (t, o) in enumerate(zip(mine, theirs)):
+            if call.input_nodes[id(t)] is not None or not is_constant_leaf(t):
+                continue
+            if id(t) not in values and not second_run.same(t._data, o._data):
+                tracked = sizes.tracked(t._data, o._data)
+                if tracked is None:
+                    raise _changed_constant(
+                        type(call.module).__name__, call.where, [f"argument {k}"], bool(sizes)
+                    )
+                values[id(t)] = tracked
+        info = CallInfo(graph, call, lambda t: call_input(call, t), dynamic_batch)
+        made = MODULE_CONVERTERS[type(call.module)](info)
+        depends = any(info.dependent)
+        for t, name in made:
+            made_by = node_of_output(call, t)
+            if made_by is not None:
+                values[id(made_by)], dependent[id(made_by)] = name, depends
+
+    twins = dict(zip(map(id, first.outside), second.outside))
+    call_twins = dict(zip(map(id, first.calls), second.calls))
+    converted: set[int] = set()
+    step = 0
+    for node in first.nodes:
+        call = first.inside.get(id(node))
+        if call is not None:  # recorded inside a module converted as a whole
+            if id(call) not in converted:
+                converted.add(id(call))
+                convert_call(call, call_twins.get(id(call)))
+            continue
+        step += 1
         op, parents, arrays = record_of(node)
         path, where = names.describe(node) if names is not None else ("", "")
-        info = NodeInfo(graph, op, arrays, results[id(node)], where, path)
+        twin = twins.get(id(node))
+        if twin is None or type(record_of(twin)[0]) is not type(op):
+            other = "nothing" if twin is None else type(record_of(twin)[0]).__name__
+            raise _branches(where, step, type(op).__name__, other)
+        other_op, other_parents, other_arrays = record_of(twin)
+        info = NodeInfo(graph, op, arrays, first.results[id(node)], where, path)
         info.dynamic_batch = dynamic_batch
-        for parent, array in zip(parents, arrays):
-            constant = None
-            if parent is None:
-                info.sources.append(array)
-                info.dependent.append(False)
-                constant = array
-            elif isinstance(parent, Tensor):
-                info.sources.append(leaf(parent, info.module_path))
-                info.dependent.append(dependent.get(id(parent), False))
-                if id(parent) not in stored and id(parent) not in dependent:
-                    constant = array
+        info.other_arrays, info.other_output = other_arrays, second.results[id(twin)]
+        info.other_op = other_op
+        info.sizes = sizes
+        settings, other_settings = second_run.settings_of(op), second_run.settings_of(other_op)
+        if settings.keys() != other_settings.keys():
+            raise _branches(where, step, type(op).__name__, "other settings")
+        info.changed = {k for k in settings if not second_run.same(settings[k], other_settings[k])}
+        changed: list[str] = []
+        for k, (parent, array) in enumerate(zip(parents, arrays)):
+            source, depends, constant = None, False, None
+            if parent is None or is_constant_leaf(parent):
+                other = other_parents[k] if k < len(other_parents) else None
+                if _is_node(other) or (isinstance(other, Tensor) and id(other) in other_given):
+                    raise _branches(where, step, type(op).__name__, "a value for a constant")
+                mine = array if parent is None else parent._data
+                theirs = other_arrays[k] if other is None else other._data
+                if id(parent) in values or second_run.same(mine, theirs):  # a true constant
+                    source = array if parent is None else leaf(parent, info.module_path)
+                    constant = array if parent is None or id(parent) not in dependent else None
+                else:  # it follows a dynamic size, or it is refused
+                    source = sizes.tracked(mine, theirs) if isinstance(mine, np.ndarray) else None
+                    if source is None:
+                        changed.append(f"input {k}")
+            elif isinstance(parent, Tensor):  # a parameter, a buffer, a graph input
+                source, depends = leaf(parent, info.module_path), dependent.get(id(parent), False)
+            elif id(parent) not in values:
+                raise OnnxExporterError(
+                    f"export: the op {op.name!r}{info.ran_in()} uses a value made inside "
+                    f"{first.inside[id(parent)].where}, which is exported as a whole: only what "
+                    "it returns has an ONNX value"
+                )
             else:
-                info.sources.append(values[id(parent)])
-                info.dependent.append(dependent[id(parent)])
+                source, depends = values[id(parent)], dependent[id(parent)]
+            info.sources.append(source)
+            info.dependent.append(depends)
             info.constants.append(constant)
         dependent[id(node)] = any(info.dependent)
-        if dynamic_batch:
-            _refuse_batch_constants(info)
         converter = CONVERTERS.get(type(op))
         if converter is None:
             raise UnsupportedOperatorError(
                 f"export: the op {op.name!r} ({type(op).__name__}){info.ran_in()} has no ONNX "
                 "mapping in tensorgrad.onnx; the model cannot be exported"
             )
+        if changed:  # refused; the converter first, whose refusal of a setting says more
+            try:
+                converter(info)
+            except UnsupportedOperatorError:
+                raise
+            except Exception:  # it could not run without the refused input
+                pass
+            raise _changed_constant(f"{op.name!r} ({type(op).__name__})", where, changed,
+                                    bool(sizes))  # fmt: skip
         values[id(node)] = converter(info)
+        unexplained = sorted(info.changed - info.explained)
+        if unexplained:
+            raise _changed_constant(f"{op.name!r} ({type(op).__name__})", where,
+                                    [f"its {k}" for k in unexplained], bool(sizes))  # fmt: skip
+    if len(first.outside) != len(second.outside) or len(first.calls) != len(second.calls):
+        raise OnnxExporterError(
+            "export: the forward pass recorded another number of ops for other input values: "
+            "it branches on the inputs' values, which one ONNX graph cannot follow"
+        )
     graph_outputs = []
     for t, name in zip(outputs, out_names):
         node = node_of(t)
         if not (dependent.get(id(node), False) if node is not None else id(t) in dependent):
             raise OnnxExporterError(
                 f"export: the output {name!r} does not depend on the inputs in what the forward "
-                "pass recorded (ops on integer inputs are recorded only where a parameter that "
-                "requires grad takes part), so it would be exported as a constant"
+                "pass recorded (what is computed outside tensorgrad's ops, through .numpy() or "
+                ".item(), is a constant to it), so it would be exported as a constant"
             )
         source = values[id(node)] if node is not None else leaf(t, "")
         graph.nodes.append(
@@ -421,18 +716,9 @@ def _build(
     return proto
 
 
-def _refuse_batch_constants(info: NodeInfo) -> None:
-    """A constant shaped like a batch-dependent operand (a dropout mask, ``zeros(n, ...)``)
-    would be wrong for any other batch size: with a dynamic batch axis, refuse it."""
-    shapes = [np.shape(a) for a, d in zip(info.arrays, info.dependent) if d]
-    for source in info.constants:
-        if not isinstance(source, np.ndarray) or source.ndim == 0:
-            continue
-        for shape in shapes:
-            if len(shape) == source.ndim and shape[0] == source.shape[0] != 1:
-                raise OnnxExporterError(
-                    f"export: the op {info.op.name!r}{info.ran_in()} takes a constant of shape "
-                    f"{source.shape}, whose first axis is the batch's: it would be wrong for "
-                    "other batch sizes, and the batch axis is dynamic (make it a buffer of the "
-                    "model, or export with a fixed batch)"
-                )
+def node_of_output(call: ModuleCall, tensor: Tensor) -> Any:
+    """The node that made ``tensor``, one of ``call``'s results, when the call returned."""
+    for t, node in zip(call.outputs, call.output_nodes):
+        if t is tensor:
+            return node
+    raise OnnxExporterError(f"export: {call.where} did not return this tensor")

@@ -8,7 +8,7 @@ module that ran it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,30 @@ class Graph:
         return names[0] if outputs == 1 else names
 
 
-class NodeInfo:
+class _Adds:
+    """What both kinds of converter use to add nodes and constants in the name of the
+    module that ran what they convert (``module_path``; ``output_dtype`` for numbers)."""
+
+    graph: Graph
+    module_path: str
+    output_dtype: Any
+
+    def add(self, op_type: str, inputs: Sequence[str], outputs: int = 1, **attrs: Any) -> Any:
+        return self.graph.add(op_type, inputs, self.module_path, outputs, **attrs)
+
+    def constant(self, value: Any, dtype: Any = None) -> str:
+        dtype = self.output_dtype if dtype is None and not isinstance(value, np.ndarray) else dtype
+        return self.graph.constant(value, f"{self.module_path or 'graph'}.constant", dtype)
+
+    def ints(self, values: Sequence[int]) -> str:
+        return self.graph.ints(values, f"{self.module_path or 'graph'}.shape")
+
+    @property
+    def opset(self) -> int:
+        return self.graph.opset
+
+
+class NodeInfo(_Adds):
     """What a converter knows of one recorded node: its op, the raw inputs and output, the
     value name of each input (made on first use for constants), which inputs depend on the
     graph's inputs, and the module that ran it (``where`` for errors, ``module_path`` for
@@ -70,11 +93,22 @@ class NodeInfo:
         self, graph: Graph, op: Any, arrays: Sequence[Any], output: Any, where: str, path: str = ""
     ) -> None:
         self.graph, self.op, self.arrays, self.output = graph, op, arrays, output
+        self.output_dtype = getattr(output, "dtype", None)
         self.where, self.module_path = where, path
         self.sources: list[Any] = []  # per input: a value name, or a constant to make one of
         self.dependent: list[bool] = []
         self.constants: list[Any] = []  # per input: its array when a constant, else None
         self.dynamic_batch = False  #: whether the graph's batch axis (0) is dynamic
+        #: the twin node's inputs and output in the export's second run, on other values and
+        #: other sizes along the dynamic axes (:mod:`tensorgrad.onnx.second_run`)
+        self.other_arrays: Sequence[Any] = arrays
+        self.other_op: Any = op
+        self.other_output: Any = output
+        self.sizes: Any = None  #: the dynamic input sizes (``second_run.Sizes``)
+        #: the op's settings that differ in the second run, and those the converter made
+        #: follow the dynamic sizes (the rest are refused as constants that changed)
+        self.changed: set[str] = set()
+        self.explained: set[str] = set()
 
     def name(self, i: int) -> str:
         """The value name of input ``i`` ("" for a missing optional input)."""
@@ -90,27 +124,44 @@ class NodeInfo:
         self.sources[i] = name
         return name
 
-    def add(self, op_type: str, inputs: Sequence[str], outputs: int = 1, **attrs: Any) -> Any:
-        return self.graph.add(op_type, inputs, self.module_path, outputs, **attrs)
-
-    def constant(self, value: Any, dtype: Any = None) -> str:
-        dtype = self.output.dtype if dtype is None and not isinstance(value, np.ndarray) else dtype
-        return self.graph.constant(value, f"{self.module_path or 'graph'}.constant", dtype)
-
-    def ints(self, values: Sequence[int]) -> str:
-        return self.graph.ints(values, f"{self.module_path or 'graph'}.shape")
-
-    @property
-    def opset(self) -> int:
-        return self.graph.opset
-
     def refuse(self, why: str) -> UnsupportedOperatorError:
         return UnsupportedOperatorError(
             f"export: the op {self.op.name!r} ({type(self.op).__name__}){self.ran_in()} {why}"
         )
 
+    def shapes(self, i: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Input ``i``'s shape (the output's for None) in the two runs."""
+        if i is None:
+            return np.shape(self.output), np.shape(self.other_output)
+        return np.shape(self.arrays[i]), np.shape(self.other_arrays[i])
+
     def ran_in(self) -> str:
         return f", run by {self.where}," if self.where else ""
+
+
+class CallInfo(_Adds):
+    """What a whole-module converter (:mod:`tensorgrad.onnx.modules`) knows of one call of
+    its module: the module, the call's arguments and result (``call.args``, ``call.kwargs``,
+    ``call.result``), and :meth:`value`, the ONNX value of a Tensor argument or parameter.
+    The converter returns ``(result Tensor, value name)`` pairs for what it computed."""
+
+    def __init__(
+        self, graph: Graph, call: Any, value: Callable[[Any], tuple], dynamic_batch: bool
+    ) -> None:
+        self.graph, self.call, self.module = graph, call, call.module
+        self.where, self.module_path = call.where, call.path
+        self.output_dtype = None
+        self._value = value
+        self.dependent: list[bool] = []  # per value asked for: whether it depends on inputs
+        self.dynamic_batch = dynamic_batch
+
+    def value(self, tensor: Any) -> str:
+        name, depends = self._value(tensor)
+        self.dependent.append(depends)
+        return name
+
+    def refuse(self, why: str) -> UnsupportedOperatorError:
+        return UnsupportedOperatorError(f"export: {self.where} {why}")
 
 
 def elem_type(onnx: Any, dtype: np.dtype) -> int:

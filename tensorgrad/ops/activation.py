@@ -14,6 +14,8 @@ from tensorgrad.ops.elementwise import Erf
 class Sigmoid(Op):
     """The logistic function, computed without overflow: exp is only taken of -|x|."""
 
+    batching = "elementwise"
+
     uses_inputs = False
     uses_output = True
 
@@ -31,6 +33,8 @@ class Sigmoid(Op):
 class Relu(Op):
     """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
     bool inputs (NumPy would give int64)."""
+
+    batching = "elementwise"
 
     def forward(self, x):
         if x.dtype == np.bool_:
@@ -52,6 +56,7 @@ class Relu(Op):
 
 class LeakyRelu(Op):
     name = "leaky_relu"
+    batching = "elementwise"
 
     def __init__(self, negative_slope: float = 0.01):
         self.negative_slope = negative_slope
@@ -73,6 +78,8 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 class Gelu(Op):
     """GELU, ``x * Φ(x)``: exact (``approximate="none"``, with erf) or the tanh approximation."""
+
+    batching = "elementwise"
 
     def __init__(self, approximate: str = "none"):
         if approximate not in ("none", "tanh"):
@@ -115,6 +122,8 @@ class Gelu(Op):
 class Silu(Op):
     """``x · σ(x)`` (swish); one op so that ``F.silu(x, inplace=True)`` can be recorded."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return x * call(Sigmoid, x)
 
@@ -131,6 +140,8 @@ class Softplus(Op):
     """``log(1 + exp(βx)) / β``, and ``x`` itself where ``βx > threshold`` (PyTorch's switch to
     the linear part). exp is only taken of ``-|βx|``, so no branch overflows: composed from
     ``where``, the unused branch's ``exp`` would overflow and its gradient become NaN."""
+
+    batching = "elementwise"
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         self.beta, self.threshold = beta, threshold
@@ -157,6 +168,7 @@ class Elu(Op):
     taken of ``min(x, 0)`` only, so large inputs do not overflow in the unused branch."""
 
     name = "elu"
+    batching = "elementwise"
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = alpha
@@ -175,6 +187,7 @@ class Elu(Op):
 
 
 class Softmax(Op):
+    batching = "along_axis"
     uses_inputs = False
     uses_output = True
 
@@ -197,6 +210,7 @@ class Softmax(Op):
 
 class LogSoftmax(Op):
     name = "log_softmax"
+    batching = "along_axis"
     uses_inputs = False
     uses_output = True
 

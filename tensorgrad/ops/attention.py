@@ -62,6 +62,7 @@ class ScaledDotProductAttention(Op):
     """
 
     name = "scaled_dot_product_attention"
+    batching = "leading"
 
     def __init__(self, scale: float, causal: bool = False):
         self.scale, self.causal = scale, causal

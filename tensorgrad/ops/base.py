@@ -57,6 +57,14 @@ class Op(ABC):
     jvp: Any = None
     no_jvp: ClassVar[str] = ""
 
+    #: the op's batching rule for vmap, by name (``tensorgrad.core.batching.RULES``): how
+    #: the op made for one sample's shapes runs on a batch's arrays ("elementwise",
+    #: "reduction", ...). Empty: vmap runs the op once per sample (correct, slower).
+    batching: ClassVar[str] = ""
+    #: for the "fold_batch" rule: the rank of the op's first input, whose first axis the
+    #: batch axes join (4 for a convolution's (N, C, H, W))
+    batching_rank: ClassVar[int] = 0
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if not cls.__dict__.get("name"):

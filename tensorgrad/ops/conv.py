@@ -222,6 +222,7 @@ class Conv2d(Op):
     forward product, run chunk by chunk (``im2col.py``)."""
 
     name = "conv2d"
+    batching, batching_rank = "fold_batch", 4
 
     def __init__(
         self,
@@ -410,6 +411,7 @@ class ConvTranspose2d(Op):
     """
 
     name = "conv_transpose2d"
+    batching, batching_rank = "fold_batch", 4
 
     def __init__(
         self,

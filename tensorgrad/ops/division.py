@@ -26,6 +26,8 @@ def _check_divisor(name: str, x, y) -> None:
 
 
 class Remainder(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         _check_divisor(self.name, x, y)
         return np.remainder(x, y)
@@ -46,6 +48,8 @@ class Remainder(Op):
 
 
 class Fmod(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         _check_divisor(self.name, x, y)
         return np.fmod(x, y)

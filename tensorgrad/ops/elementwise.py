@@ -13,6 +13,7 @@ from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 class Add(Op):
+    batching = "elementwise"
     uses_inputs = False
 
     def forward(self, x, y):
@@ -58,6 +59,7 @@ def _refuse_bools(name: str, *operands: Any) -> None:
 
 
 class Sub(Op):
+    batching = "elementwise"
     uses_inputs = False
     #: for callers that convert the operands first (dtype promotion, ``alpha``), which would
     #: hide a bool from ``forward``
@@ -84,6 +86,8 @@ class Sub(Op):
 
 
 class Mul(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         return x * y
 
@@ -106,6 +110,8 @@ class Mul(Op):
 
 
 class Div(Op):
+    batching = "elementwise"
+
     def forward(self, x, y):
         return x / y
 
@@ -132,6 +138,8 @@ class Rounding(Op):
     division): its gradient is 0 wherever it is defined, which is how PyTorch takes it
     (the result requires grad, and backward through it gives zeros)."""
 
+    batching = "elementwise"
+
     uses_inputs = False
 
     def __init__(self, name: str, function: Any):
@@ -154,6 +162,7 @@ class Rounding(Op):
 
 
 class Neg(Op):
+    batching = "elementwise"
     uses_inputs = False
 
     def forward(self, x):
@@ -199,6 +208,8 @@ class Pow(Op):
     where ``y·x^(y−1)`` would be 0·∞); the gradient with respect to the exponent is 0 where
     x = 0 and y ≥ 0, −inf where x = 0 and y < 0, and NaN where x < 0.
     """
+
+    batching = "elementwise"
 
     uses_output = True
 
@@ -262,6 +273,7 @@ class Pow(Op):
 
 
 class Exp(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -276,6 +288,8 @@ class Exp(Op):
 
 
 class Log(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.log(x)
 
@@ -288,6 +302,8 @@ class Log(Op):
 
 class Log1p(Op):
     """``log(1 + x)``, accurate for small x."""
+
+    batching = "elementwise"
 
     def forward(self, x):
         return np.log1p(x)
@@ -304,6 +320,8 @@ class Log1p(Op):
 
 class Expm1(Op):
     """``exp(x) − 1``, accurate for small x."""
+
+    batching = "elementwise"
 
     uses_inputs = False
     uses_output = True
@@ -322,6 +340,7 @@ class Expm1(Op):
 
 
 class Sqrt(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -339,6 +358,8 @@ class Abs(Op):
     """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses), and at NaN
     too (PyTorch's sign of NaN)."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return np.abs(x)
 
@@ -353,6 +374,8 @@ class Abs(Op):
 
 
 class Sin(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.sin(x)
 
@@ -364,6 +387,8 @@ class Sin(Op):
 
 
 class Cos(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.cos(x)
 
@@ -375,6 +400,7 @@ class Cos(Op):
 
 
 class Tanh(Op):
+    batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
@@ -390,6 +416,8 @@ class Tanh(Op):
 
 class Erf(Op):
     """The error function (SciPy's, imported on first use: SciPy comes with scikit-learn)."""
+
+    batching = "elementwise"
 
     def forward(self, x):
         from scipy.special import erf
@@ -437,6 +465,8 @@ class Clip(Op):
     ``low`` only where also ``low < high``, and ``high`` wherever ``high < low`` too (every
     output is then ``high``).
     """
+
+    batching = "elementwise"
 
     def forward(self, x, low=None, high=None):
         if low is None and high is None:
@@ -496,6 +526,8 @@ def _tie_jvp(tangents: Any, w: Any) -> Any:
 class Maximum(Op):
     """Elementwise maximum; on ties each input gets half the gradient."""
 
+    batching = "elementwise"
+
     def forward(self, x, y):
         return np.maximum(x, y)
 
@@ -514,6 +546,8 @@ class Maximum(Op):
 class Minimum(Op):
     """Elementwise minimum; on ties each input gets half the gradient."""
 
+    batching = "elementwise"
+
     def forward(self, x, y):
         return np.minimum(x, y)
 
@@ -531,6 +565,8 @@ class Minimum(Op):
 
 class Where(Op):
     """``cond ? x : y``. ``cond`` is a constant; x and y broadcast against it."""
+
+    batching = "elementwise"
 
     def forward(self, cond, x, y):
         return np.where(cond, x, y)
@@ -555,6 +591,7 @@ class Clone(Op):
     ``order="C"`` lays the copy out row-major, which ``contiguous()`` needs."""
 
     name = "clone"
+    batching = "elementwise"
     uses_inputs = False
 
     def __init__(self, order: str = "K"):
@@ -572,6 +609,8 @@ class Clone(Op):
 
 class Cast(Op):
     """Change the dtype; the gradient is cast back to the input's dtype."""
+
+    batching = "elementwise"
 
     uses_inputs = False
 

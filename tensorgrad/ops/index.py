@@ -23,6 +23,7 @@ class GetItem(Op):
     """``x[index]`` for ints, slices, None, Ellipsis, boolean masks and integer arrays."""
 
     name = "getitem"
+    batching = "getitem"
     uses_inputs = False
 
     def __init__(self, index: Any):

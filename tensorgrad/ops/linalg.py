@@ -6,6 +6,33 @@ import numpy as np
 
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
+#: two shortcuts for stacks of products, where NumPy's matmul makes one small BLAS call per
+#: stack element (vmap's per-sample products): a right operand that is one matrix broadcast
+#: over its stack axes (all their strides 0: per-sample copies of a weight) is multiplied as
+#: one matrix, and a product of columns by rows (inner size 1: per-sample outer products) is
+#: a broadcast multiply. Off: ``STACKED_SHORTCUTS = False``.
+STACKED_SHORTCUTS = True
+
+
+def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if type(x) is not np.ndarray or type(y) is not np.ndarray:  # Tensors: a recorded backward
+        return x @ y
+    if not STACKED_SHORTCUTS or x.ndim < 3 or y.ndim < 2 or not x.size or not y.size:
+        return np.matmul(x, y)
+    if x.shape[-1] == 1 and y.shape[-2] == 1:
+        return x * y
+    if (
+        y.ndim > 2
+        and x.ndim == y.ndim
+        and not any(y.strides[:-2])
+        and x.shape[:-2] == y.shape[:-2]
+        and x.shape[-1] == y.shape[-2]
+    ):
+        matrix = y[(0,) * (y.ndim - 2)]
+        rows = x.reshape(-1, x.shape[-1]) @ matrix
+        return rows.reshape(*x.shape[:-1], matrix.shape[-1])
+    return np.matmul(x, y)
+
 
 class MatMul(Op):
     """``x @ y`` with NumPy's rules.
@@ -13,6 +40,8 @@ class MatMul(Op):
     For Z = X W the VJPs are dX = dZ Wᵀ and dW = Xᵀ dZ. A 1-D operand is treated as a row
     (left) or a column (right) matrix, and batch dimensions that broadcast are summed back.
     """
+
+    batching = "matmul"
 
     def reads_input(self, i, needs):
         return needs[1 - i]  # dX reads W, dW reads X
@@ -24,7 +53,7 @@ class MatMul(Op):
                 f"matmul: both operands need at least 1 dimension, got shapes {xs} and {ys}"
             )
         try:
-            return np.matmul(x, y)
+            return _matmul(x, y)
         except ValueError:
             inner_x, inner_y = xs[-1], ys[-2] if len(ys) > 1 else ys[0]
             if inner_x != inner_y:
@@ -48,9 +77,11 @@ class MatMul(Op):
             grad = grad.reshape((*shape_of(grad), 1))
         dx = dy = None
         if nx:
-            dx = sum_to(grad @ y2.swapaxes(-1, -2), shape_of(x2)).reshape(xs)
+            dx = sum_to(_matmul(grad, y2.swapaxes(-1, -2)), shape_of(x2))
+            dx = dx.reshape(xs) if len(xs) == 1 else dx  # (a view would be copied when stored)
         if ny:
-            dy = sum_to(x2.swapaxes(-1, -2) @ grad, shape_of(y2)).reshape(ys)
+            dy = sum_to(_matmul(x2.swapaxes(-1, -2), grad), shape_of(y2))
+            dy = dy.reshape(ys) if len(ys) == 1 else dy
         return dx, dy
 
     def jvp(self, tangents, out, x, y):

@@ -66,6 +66,8 @@ def _linear_jvp(tangents: Any, x: Any, weight: Any) -> Any:
 class Linear(Op):
     """``x @ weight.T + bias`` in one op, with PyTorch's (out_features, in_features) weight."""
 
+    batching = "linear"
+
     def forward(self, x, weight, bias=None):
         return _linear(self.name, x, weight, bias)
 
@@ -117,6 +119,7 @@ class LinearChain(Op):
     """
 
     name = "linear_chain"
+    batching = "linear_chain"
     _layouts: ClassVar[dict[tuple[str, ...], tuple[tuple[_Step, ...], int]]] = {}
 
     def __init__(self, steps: tuple[str, ...]):

@@ -28,6 +28,7 @@ class CrossEntropy(Op):
     """
 
     name = "cross_entropy"
+    batching = "cross_entropy"
 
     def __init__(
         self,
@@ -199,6 +200,7 @@ class BinaryCrossEntropy(Op):
     ``log(1 − p) − log p`` for ``y``."""
 
     name = "binary_cross_entropy"
+    batching = "elementwise"
 
     def forward(self, p, y):
         inside = (p >= 0) & (p <= 1)  # NaN is outside too
@@ -239,6 +241,7 @@ class BinaryCrossEntropyWithLogits(Op):
     """Elementwise ``-[y log σ(x) + (1 − y) log(1 − σ(x))]``, stable for any logit."""
 
     name = "binary_cross_entropy_with_logits"
+    batching = "elementwise"
 
     def forward(self, x, y):
         return np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))

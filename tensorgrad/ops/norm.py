@@ -21,6 +21,7 @@ class Normalize(Op):
     """
 
     name = "normalize"
+    batching = "normalize"
     uses_output = True
 
     def __init__(self, axes: tuple[int, ...], eps: float):

@@ -152,6 +152,7 @@ class MaxPool2d(_Pool):
     in its input plane, h·W + w) in ``self.indices``."""
 
     name = "max_pool2d"
+    batching, batching_rank = "fold_batch", 4
     uses_inputs = True
     uses_output = True
 
@@ -407,6 +408,7 @@ class AvgPool2d(_Average):
     """The mean over each window (PyTorch's ``avg_pool2d``, divisor as it computes it)."""
 
     name = "avg_pool2d"
+    batching, batching_rank = "fold_batch", 4
 
     def forward(self, x):
         out_hw, pads = self._geometry(shape_of(x))
@@ -484,6 +486,7 @@ class AdaptiveAvgPool2d(Op):
     sizes divide evenly it is a reshape and a mean."""
 
     name = "adaptive_avg_pool2d"
+    batching, batching_rank = "fold_batch", 4
     uses_inputs = False
 
     def __init__(self, output_size: Pair):

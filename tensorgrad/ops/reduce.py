@@ -20,6 +20,8 @@ from tensorgrad.ops.base import (
 
 
 class _Reduction(Op):
+    batching = "reduction"
+
     def __init__(self, axis: Any = None, keepdims: bool = False):
         self.axis, self.keepdims = axis, keepdims
 
@@ -249,6 +251,8 @@ class Prod(_Reduction):
 
 class Cumsum(Op):
     """Running sums along ``axis``; the VJP is the running sum of the gradient from the end."""
+
+    batching = "along_axis"
 
     uses_inputs = False
 

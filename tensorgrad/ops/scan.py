@@ -18,6 +18,8 @@ class Cumprod(Op):
     zero of a slice and 0 after it; at the first zero itself, the products with that factor
     left out (PyTorch's rule, so zeros give exact gradients, not 0/0)."""
 
+    batching = "along_axis"
+
     uses_output = True
 
     def __init__(self, axis: int):
@@ -86,6 +88,8 @@ class LogCumSumExp(Op):
     """``log(cumsum(exp(x)))`` along ``axis``, stably (``np.logaddexp.accumulate``). The VJP
     ``Σ_{j ≥ k} g_j exp(x_k − out_j)`` is computed in log space, positive and negative
     parts of g apart, as PyTorch does, so it neither overflows nor underflows."""
+
+    batching = "along_axis"
 
     uses_output = True
 

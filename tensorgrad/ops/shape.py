@@ -15,6 +15,7 @@ from tensorgrad.ops.base import (
 
 
 class Reshape(Op):
+    batching = "reshape"
     uses_inputs = False
 
     def __init__(self, shape: tuple[int, ...]):
@@ -31,6 +32,8 @@ class Reshape(Op):
 
 class Transpose(Op):
     """Permute the axes; ``axes=None`` reverses them."""
+
+    batching = "transpose"
 
     uses_inputs = False
 
@@ -58,6 +61,7 @@ class Transpose(Op):
 
 class BroadcastTo(Op):
     name = "broadcast_to"
+    batching = "broadcast_to"
     uses_inputs = False
 
     def __init__(self, shape: tuple[int, ...]):
@@ -78,6 +82,7 @@ class BroadcastTo(Op):
 
 
 class Concatenate(Op):
+    batching = "join"
     uses_inputs = False
 
     def __init__(self, axis: int = 0):
@@ -111,6 +116,7 @@ class Concatenate(Op):
 
 
 class Stack(Op):
+    batching = "join"
     uses_inputs = False
 
     def __init__(self, axis: int = 0):

@@ -26,6 +26,8 @@ def _scipy_special():
 class Erfc(Op):
     """``1 − erf(x)``, accurate where erf is close to 1."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return _scipy_special().erfc(x)
 
@@ -41,6 +43,8 @@ class Erfc(Op):
 
 class Erfinv(Op):
     """The inverse of erf on (−1, 1); its slope is ``√π/2 · exp(erfinv(x)²)``."""
+
+    batching = "elementwise"
 
     uses_inputs = False
     uses_output = True
@@ -65,6 +69,8 @@ class Erfinv(Op):
 class Lgamma(Op):
     """``log |Γ(x)|``; its slope is digamma."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return _scipy_special().gammaln(x)
 
@@ -81,6 +87,8 @@ class Lgamma(Op):
 
 class Polygamma(Op):
     """The n-th derivative of digamma (n = 0: digamma itself); its slope is polygamma n + 1."""
+
+    batching = "elementwise"
 
     def __init__(self, n: int = 0):
         self.n = int(n)
@@ -107,6 +115,8 @@ class Polygamma(Op):
 class I0(Op):
     """The modified Bessel function of the first kind of order 0; its slope is i1."""
 
+    batching = "elementwise"
+
     def forward(self, x):
         return _scipy_special().i0(x)
 
@@ -123,6 +133,8 @@ class I0(Op):
 class I1(Op):
     """The modified Bessel function of order 1 (i0's slope); its own slope is
     ``i0(x) − i1(x)/x``, 1/2 at 0."""
+
+    batching = "elementwise"
 
     uses_output = True
 
@@ -146,6 +158,8 @@ class I1(Op):
 class Sinc(Op):
     """The normalized sinc, ``sin(πx)/(πx)``, and 1 at 0 (PyTorch's and NumPy's); its slope
     is ``(cos(πx) − sinc(x))/x``, 0 at 0."""
+
+    batching = "elementwise"
 
     uses_output = True
 

@@ -36,6 +36,8 @@ _atan_value = first_order(math.atan, lambda v: 1 / (1 + v * v))
 
 
 class Asin(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arcsin(x)
 
@@ -50,6 +52,8 @@ class Asin(Op):
 
 
 class Acos(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arccos(x)
 
@@ -64,6 +68,8 @@ class Acos(Op):
 
 
 class Atan(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arctan(x)
 
@@ -78,6 +84,8 @@ class Atan(Op):
 
 
 class Sinh(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.sinh(x)
 
@@ -92,6 +100,8 @@ class Sinh(Op):
 
 
 class Cosh(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.cosh(x)
 
@@ -106,6 +116,8 @@ class Cosh(Op):
 
 
 class Asinh(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arcsinh(x)
 
@@ -126,6 +138,8 @@ class Asinh(Op):
 
 
 class Acosh(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arccosh(x)
 
@@ -140,6 +154,8 @@ class Acosh(Op):
 
 
 class Atanh(Op):
+    batching = "elementwise"
+
     def forward(self, x):
         return np.arctanh(x)
 
@@ -156,6 +172,8 @@ class Atanh(Op):
 class Atan2(Op):
     """The angle of the point (x, y): ``atan2(y, x)``, broadcasting. Its slopes are
     ``x / (x² + y²)`` for y and ``−y / (x² + y²)`` for x (NaN at the origin, as PyTorch)."""
+
+    batching = "elementwise"
 
     def forward(self, y, x):
         return np.arctan2(y, x)

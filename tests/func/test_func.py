@@ -8,6 +8,7 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import func, nn
+from tensorgrad.func import tree_flatten
 
 
 def f_vector(x):
@@ -204,3 +205,25 @@ def test_against_torch_func():
     ]:
         assert tuple(ours.shape) == tuple(theirs.shape)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_jacfwd_batched_over_directions_or_one_jvp_each(monkeypatch, batched):
+    """jacfwd's speed trick (one vmap-ed JVP over every basis direction) on and off."""
+    monkeypatch.setattr(func, "BATCHED_JACOBIANS", batched)
+    rng = np.random.default_rng(4)
+    a = tg.tensor(rng.standard_normal((4, 3)))
+
+    def f(x, y):
+        return (a @ x.tanh() @ y).sin(), (x * x).sum()
+
+    x, y = tg.tensor(rng.standard_normal((3, 3))), tg.tensor(rng.standard_normal((3, 2)))
+    forward_jac = func.jacfwd(f, argnums=(0, 1))(x, y)
+    reverse_jac = func.jacrev(f, argnums=(0, 1))(x, y)
+    for ours, theirs in zip(
+        tree_flatten(forward_jac)[0], tree_flatten(reverse_jac)[0], strict=True
+    ):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+    h = func.hessian(lambda x: (x.sin() * x[0]).sum())(tg.tensor(X))
+    np.testing.assert_allclose(h.numpy(), h.numpy().T, atol=1e-12)

@@ -4,6 +4,7 @@ ops without a mapping are refused by name."""
 
 from __future__ import annotations
 
+import copy
 import io
 import sys
 import types
@@ -209,7 +210,9 @@ def test_training_mode_dropout_and_batch_shaped_constants_are_refused(tmp_path):
     def with_batch_constant(t):
         return t + tg.tensor(np.ones((3, 4), np.float32))
 
-    with pytest.raises(OnnxExporterError, match=r"constant of shape \(3, 4\).*batch"):
+    with pytest.raises(
+        OnnxExporterError, match=r"other sizes \(batch 2 instead of 3\).*failed.*broadcast"
+    ):
         export(with_batch_constant, tg.randn(3, 4), tmp_path / "c.onnx", dynamic_axes=DYNAMIC)
     export(with_batch_constant, tg.randn(3, 4), tmp_path / "c.onnx")  # a fixed batch is fine
     assert not (tmp_path / "m.onnx").exists()
@@ -253,10 +256,14 @@ def test_inputs_may_be_changed_in_place_and_outputs_must_depend_on_them(tmp_path
     np.testing.assert_array_equal(got, [[0.0, 4.0, 0.0]])
     with pytest.raises(OnnxExporterError, match="'output' does not depend on the inputs"):
         export(lambda t: tg.ones(2, 3) * 2, tg.randn(2, 3), tmp_path / "c.onnx")
-    frozen = nn.Linear(3, 2).requires_grad_(False)
-    with pytest.raises(OnnxExporterError, match="integer inputs"):
-        export(lambda t: frozen(t.float()), tg.tensor([[1, 2, 3]]), tmp_path / "i.onnx")
     assert not list(tmp_path.iterdir())
+    # what is computed from integer inputs is recorded as well (for the export's run only)
+    frozen = nn.Linear(3, 2).requires_grad_(False)
+    tokens = np.array([[1, 2, 3]], np.int64)
+    data = exported(lambda t: frozen((t + 1).float()), tokens)
+    (got,) = run_onnx(data, {"input": tokens})
+    np.testing.assert_allclose(got, expected(lambda t: frozen((t + 1).float()), tokens), atol=1e-6)
+    assert not any(p.requires_grad for p in frozen.parameters())
 
 
 def test_deep_graphs_need_no_recursion():
@@ -326,3 +333,30 @@ def test_a_missing_onnx_names_the_extra(monkeypatch):
 
 def test_export_module_namespace():
     assert isinstance(tg.onnx, types.ModuleType) and tg.onnx.export is export
+
+
+def test_onnx_runtime_checks_the_file_on_other_inputs_before_it_is_written(tmp_path, monkeypatch):
+    """A third run on other values (and sizes): a graph that computes something else is
+    refused, here a deliberately wrong mapping of tanh."""
+    from tensorgrad import ops
+    from tensorgrad.onnx import converters
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+    monkeypatch.setitem(converters.CONVERTERS, ops.Tanh, converters._same("Sigmoid"))
+    path = tmp_path / "m.onnx"
+    with pytest.raises(
+        OnnxExporterError, match=r"ONNX Runtime on other inputs \(batch 4\).*'output'"
+    ):
+        export(model, tg.randn(2, 4), path, dynamic_axes={"input": {0: "batch"}})
+    assert not path.exists()
+
+
+def test_the_extra_runs_leave_running_statistics_as_one_forward_does():
+    tg.manual_seed(4)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))  # training mode, no dropout
+    x = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    reference = copy.deepcopy(model)
+    reference(tg.tensor(x))
+    export(model, tg.tensor(x), io.BytesIO(), dynamic_axes={"input": [0]})
+    for name, buffer in reference.state_dict().items():
+        np.testing.assert_array_equal(model.state_dict()[name].numpy(), buffer.numpy())

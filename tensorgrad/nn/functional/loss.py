@@ -51,6 +51,12 @@ def _tensor(value: Any) -> Tensor:
     return value if isinstance(value, Tensor) else as_tensor(value)
 
 
+def _reshaped(given: Any, target: np.ndarray, shape: tuple[int, ...]) -> Any:
+    """The target reshaped: as a Tensor when it was given as one (inside vmap, its batch
+    stays apart), else its array."""
+    return given.reshape(shape) if isinstance(given, Tensor) else target.reshape(shape)
+
+
 def _indices(target: Any) -> np.ndarray:
     """Class indices as an array (from a Tensor, an array or a list)."""
     if isinstance(target, Tensor):
@@ -79,7 +85,7 @@ def _target_like(target: Any, input: Tensor) -> Any:
 def _same_shape(input: Tensor, target: Any, name: str) -> None:
     """Elementwise losses refuse a target of another shape (a silent broadcast of (N, 1)
     against (N,) is a classic bug; PyTorch only warns)."""
-    target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
+    target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
         raise ValueError(
             f"{name}: input of shape {input.shape} and target of shape {target_shape} differ"
@@ -90,7 +96,7 @@ def _broadcasts_to(extra: Any, input: Tensor, what: str, name: str) -> Any:
     """A per-element weight that must broadcast to the input's shape (a Tensor as it is,
     other data as an array of the input's dtype)."""
     shape = input.shape
-    extra_shape = np.shape(extra._data if isinstance(extra, Tensor) else extra)
+    extra_shape = tuple(extra.shape) if isinstance(extra, Tensor) else np.shape(extra)
     try:
         fits = np.broadcast_shapes(extra_shape, shape) == shape
     except ValueError:
@@ -124,7 +130,9 @@ def cross_entropy(
     reduction = _legacy(size_average, reduce, reduction)
     input = _tensor(input)
     given, target = target, _indices(target)
-    if target.shape == input.shape and input.ndim:  # PyTorch's test for class probabilities
+    # (a Tensor's own shape: inside vmap its array also holds the batch)
+    target_shape = tuple(given.shape) if isinstance(given, Tensor) else target.shape
+    if target_shape == input.shape and input.ndim:  # PyTorch's test for class probabilities
         if target.dtype.kind not in "fc":
             raise RuntimeError(
                 "cross_entropy: Expected floating point type for target with class "
@@ -141,9 +149,9 @@ def cross_entropy(
         raise RuntimeError(
             "cross_entropy: expected target dtype to be Long or Byte (class indices), but got "
             f"{target.dtype}; class probabilities need a target of the input's shape "
-            f"{input.shape}, got {target.shape}"
+            f"{input.shape}, got {target_shape}"
         )
-    ndim = input._data.ndim
+    ndim = input.ndim
     if ndim == 2:  # the usual case first; the op checks the arguments
         weights = (
             None if weight is None else _class_weights(weight, input.shape[1], "cross_entropy")
@@ -158,20 +166,20 @@ def cross_entropy(
         "label_smoothing": label_smoothing,
     }
     if ndim == 1:
-        if target.size != 1:
+        if int(np.prod(target_shape)) != 1:
             raise ValueError(
                 f"cross_entropy: for input of shape {input.shape} the target must be a single "
-                f"class index, got shape {target.shape}"
+                f"class index, got shape {target_shape}"
             )
-        loss = cross_entropy(input.reshape(1, -1), target.reshape(1), **options)
+        loss = cross_entropy(input.reshape(1, -1), _reshaped(given, target, (1,)), **options)
         return loss.reshape(()) if reduction == "none" else loss
     if ndim > 2:
         classes = input.shape[1]
-        _check_spatial_target(input.shape, target.shape, "cross_entropy")
+        _check_spatial_target(input.shape, target_shape, "cross_entropy")
         order = (0, *range(2, input.ndim), 1)
         flat = input.permute(order).reshape(-1, classes)
-        loss = cross_entropy(flat, target.reshape(-1), **options)
-        return loss.reshape(target.shape) if reduction == "none" else loss
+        loss = cross_entropy(flat, _reshaped(given, target, (-1,)), **options)
+        return loss.reshape(target_shape) if reduction == "none" else loss
     return apply(ops.CrossEntropy(target, reduction, label_smoothing), input)  # 0-d: its error
 
 
@@ -295,7 +303,7 @@ def binary_cross_entropy(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy")
     input = _tensor(input)
-    target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
+    target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
         raise ValueError(
             f"binary_cross_entropy: using a target size {target_shape} that is different to the "
@@ -326,7 +334,7 @@ def binary_cross_entropy_with_logits(
     _check_reduction(reduction, name)
     input = _tensor(input)
     floating_kernel("binary_cross_entropy_with_logits", input)  # PyTorch has no integer kernel
-    target_shape = np.shape(target._data if isinstance(target, Tensor) else target)
+    target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
         raise ValueError(
             f"{name}: target size {target_shape} must be the same as input size {input.shape}"

@@ -37,7 +37,7 @@ def batch_norm(
     axes = (0, *range(2, x.ndim))
     shape = (channels,) + (1,) * (x.ndim - 2)  # broadcasts a (C,) vector against (N, C, ...)
     if training or running_mean is None or running_var is None:
-        count = x._data.size // max(channels, 1)
+        count = x.numel() // max(channels, 1)
         if count <= 1:
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input "

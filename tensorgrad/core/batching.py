@@ -1,0 +1,807 @@
+"""vmap's batching: a function written for one sample runs once, on the whole batch.
+
+Inside ``tg.func.vmap`` the function sees *batched tensors*: a :class:`BatchedTensor` holds
+the whole batch in one array, its batch axes first (one per open vmap level it is mapped
+over, outermost first), and shows the function only the rest, its *logical* shape: a batch
+of 64 images of (784,) is a tensor of shape (784,) to the function and an array of
+(64, 784) to NumPy.
+
+Every op the function calls reaches :func:`apply` (the engine hands over any op with a
+batched operand). The op was made for the logical shapes — ``Sum(axis=0)`` of a (784,)
+tensor — and its *batching rule* turns it into the op to run on the arrays as they are:
+``Sum(axis=1)`` of the (64, 784) array. Most rules are free on NumPy's broadcasting (an
+elementwise op runs unchanged once the operands' ranks line up); reductions and softmax
+shift their axes past the batch axes; reshapes and transposes keep the batch axes in front;
+a matmul of a batched vector becomes a stack of row vectors. An op declares its rule by name
+(``Op.batching``, beside its forward, VJP and JVP); the rules are here. An op without one
+runs once per sample in a loop (:func:`_loop`), still recorded, so gradients and errors stay
+right, only slower: docs/forward-mode.md lists those ops.
+
+The physical op is recorded by the engine like any other, on the batch arrays, so reverse
+mode needs nothing new: ``vmap(grad(loss))`` is one backward sweep over the batch. For
+per-sample gradients, ``grad`` inside ``vmap`` expands the inputs it differentiates to the
+open levels first (:func:`expand_to_levels`, a broadcast view, no copy), so that each
+sample's gradient is kept apart instead of summed; ``ops.MatMul`` multiplies by one slice of
+such a broadcast operand instead of one product per sample.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import ops
+from tensorgrad.core import engine, forward
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.ops.base import normalize_axis, reduction_axes
+
+#: level numbers, one per vmap call (nested calls get larger ones: inner levels come later)
+_level_numbers = itertools.count(1)
+
+
+class _State:
+    levels: tuple[int, ...] = ()  #: the open vmap levels, outermost first
+    sizes: dict[int, int] = {}  # noqa: RUF012 (replaced when the outermost level opens)
+    #: the arrays of the batched tensors made so far, by id, with their levels: an array a
+    #: method took out of a batched tensor (an index, a target) is recognised by identity
+    arrays: dict[int, tuple[np.ndarray, tuple[int, ...]]] = {}  # noqa: RUF012
+    #: how many times each op ran by the per-sample loop (no rule, or a case its rule leaves
+    #: out): what docs and tests look at to see that a model batches for real
+    looped: collections.Counter = collections.Counter()  # noqa: RUF012
+
+
+state = _State()
+
+
+# --------------------------------------------------------------------------- the tensors
+class BatchedTensor(Tensor):
+    """A tensor inside vmap: one array for the batch, its batch axes (``_levels``) in front,
+    the rest its logical shape, which is all the function sees."""
+
+    __slots__ = ("_levels",)
+    _batched_type = True  #: the engine sends ops on these through :func:`apply`
+    _levels: tuple[int, ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        # the logical shape while vmap's rules are on; the array's inside a rule or a
+        # backward sweep, which work on the arrays as they are
+        if not engine.state.vmapping:
+            return self._data.shape
+        return self._data.shape[len(self._levels) :]
+
+    @property
+    def size(self) -> Any:
+        from tensorgrad.core.tensor import SizeOrCount
+
+        return SizeOrCount(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    nelement = numel
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._data.itemsize
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def data(self) -> Tensor:
+        return like(self, engine.wrap(self._data))
+
+    def detach(self) -> Tensor:
+        return like(self, Tensor.detach(self))
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchedTensor(levels={self._levels}, shape={tuple(self.shape)}, "
+            f"batch={self._data.shape[: len(self._levels)]})"
+        )
+
+    def _data_dependent(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow (item(), bool(), numpy(), tolist() of a tensor that differs from "
+            "sample to sample). We don't support that yet; use tg.where, or run the function "
+            "without vmap"
+        )
+
+    item = tolist = numpy = __bool__ = __float__ = __int__ = __index__ = _data_dependent
+
+
+def batched(t: Tensor, levels: tuple[int, ...]) -> Tensor:
+    """``t`` (its array already laid out with ``levels`` in front) as a batched tensor."""
+    if not levels:
+        return plain(t)
+    b = BatchedTensor.__new__(BatchedTensor)
+    for slot in _SLOTS:
+        setattr(b, slot, getattr(t, slot))
+    b._levels = levels
+    state.arrays[id(b._data)] = (b._data, levels)
+    if b._tangent is not None:  # dropped with the others when the dual level closes
+        forward.set_tangent(b, b._tangent)
+    return b
+
+
+def plain(t: Tensor) -> Tensor:
+    """The same tensor (node, array, version) as a plain Tensor: what vmap returns, and
+    what the engine's sweep is given, as it works on the arrays as they are."""
+    if type(t) is not BatchedTensor:
+        return t
+    p = Tensor.__new__(Tensor)
+    for slot in _SLOTS:
+        setattr(p, slot, getattr(t, slot))
+    return p
+
+
+def like(template: Any, t: Tensor) -> Tensor:
+    """``t`` batched as ``template`` is (``t``'s array laid out as ``template``'s)."""
+    levels = levels_of(template)
+    return batched(t, levels) if levels else t
+
+
+_SLOTS = [s for s in Tensor.__slots__ if s != "__weakref__"]
+
+
+def levels_of(value: Any) -> tuple[int, ...]:
+    """The levels a value is batched over: a batched tensor's, or a batched tensor's array
+    taken out of it (an index, a target); () for anything else."""
+    if type(value) is BatchedTensor:
+        return value._levels
+    if type(value) is np.ndarray:
+        known = state.arrays.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+    return ()
+
+
+def _union(groups: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    return tuple(sorted(set().union(*groups)))
+
+
+def _param_levels(op: ops.Op) -> dict[str, tuple[int, ...]]:
+    """The op's settings that are batched arrays (a target, an index), by attribute name."""
+    found = {}
+    for name, value in vars(op).items():
+        if type(value) is np.ndarray:
+            levels = levels_of(value)
+            if levels:
+                found[name] = levels
+        elif type(value) is tuple and any(type(v) is np.ndarray for v in value):
+            levels = _union([levels_of(v) for v in value])
+            if levels:
+                found[name] = levels
+    return found
+
+
+# --------------------------------------------------------------------------- levels
+def open_level(size: int) -> int:
+    """Open a vmap level of ``size`` samples; returns its number."""
+    level = next(_level_numbers)
+    if not state.levels:
+        state.sizes, state.arrays = {}, {}
+    state.levels = (*state.levels, level)
+    state.sizes[level] = size
+    engine.state.vmapping = len(state.levels)
+    return level
+
+
+def close_level(level: int) -> None:
+    """Close the innermost level (``level``)."""
+    assert state.levels and state.levels[-1] == level
+    state.levels = state.levels[:-1]
+    engine.state.vmapping = len(state.levels)
+    if not state.levels:
+        state.sizes, state.arrays = {}, {}
+
+
+class physical:
+    """Ops run on the arrays as they are, not through the rules: inside a rule, and for a
+    backward sweep (which works on the arrays the forward recorded)."""
+
+    def __enter__(self) -> None:
+        self.saved = engine.state.vmapping
+        engine.state.vmapping = 0
+
+    def __exit__(self, *exc: Any) -> None:
+        engine.state.vmapping = self.saved
+
+
+def _run(op: ops.Op, *inputs: Any) -> Tensor:
+    """Run ``op`` on the arrays as they are (recorded), inside a rule."""
+    with physical():
+        return engine.apply(op, *inputs)
+
+
+# --------------------------------------------------------------------------- layouts
+def _sizes(levels: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(state.sizes[level] for level in levels)
+
+
+def _logical_ndim(value: Any) -> int:
+    return np.ndim(value._data if isinstance(value, Tensor) else value) - len(levels_of(value))
+
+
+def lift(value: Any, levels: tuple[int, ...], rank: int | None = None, expand: bool = False):
+    """``value`` laid out for an op over ``levels``: one leading axis per level (its size
+    where ``value`` is batched over it, else 1, or the level's size with ``expand``), then
+    its logical axes, padded in front with 1s to ``rank``. An unbatched value is left as it
+    is unless ``expand`` (NumPy's broadcasting lines it up under the batch axes)."""
+    own = levels_of(value)
+    if not own and not expand:
+        return value
+    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+    logical = array.shape[len(own) :]
+    pad = (1,) * (max(rank or 0, len(logical)) - len(logical))
+    lead = tuple(state.sizes[lv] if lv in own else 1 for lv in levels)
+    shape = (*lead, *pad, *logical)
+    full = (*_sizes(levels), *pad, *logical) if expand else shape
+    if not isinstance(value, Tensor):
+        return np.broadcast_to(array.reshape(shape), full)
+    out = value if array.shape == shape else _run(ops.Reshape(shape), value)
+    if full != shape:
+        out = _run(ops.BroadcastTo(full), out)
+    return out
+
+
+# --------------------------------------------------------------------------- in and out
+def map_input(x: Tensor, dim: int, level: int) -> Tensor:
+    """``x`` mapped over its logical dimension ``dim`` at the new (innermost) ``level``."""
+    own = levels_of(x)
+    k, r = len(own), x.ndim
+    d = dim % r
+    order = (*range(k), k + d, *(k + i for i in range(r) if i != d))
+    if order != tuple(range(k + r)) or x._requires_grad:  # (a leaf stays the outer one's)
+        x = _run(ops.Transpose(order), x)
+    return batched(x, (*own, level))
+
+
+def map_output(out: Tensor, level: int, out_dim: int | None) -> Tensor:
+    """An output of the function at ``level``, its batch axis moved to ``out_dim`` (an
+    output that does not vary over the batch is expanded to it, as PyTorch's)."""
+    own = levels_of(out)
+    k = len(own)
+    if level not in own:
+        if out_dim is None:
+            return out
+        d = normalize_axis(out_dim, out.ndim + 1, "vmap")
+        shape = out._data.shape
+        unit = _run(ops.Reshape((*shape[: k + d], 1, *shape[k + d :])), out)
+        full = (*shape[: k + d], state.sizes[level], *shape[k + d :])
+        return like(out, _run(ops.BroadcastTo(full), unit))
+    if out_dim is None:
+        raise ValueError(
+            "vmap: the function returned a tensor that varies over the mapped dimension for "
+            "an output whose out_dims is None; give it an out_dim"
+        )
+    j = own.index(level)
+    rest = tuple(lv for lv in own if lv != level)
+    d = normalize_axis(out_dim, out.ndim + 1, "vmap")
+    logical = list(range(k, k + out.ndim))
+    order = (*(i for i in range(k) if i != j), *logical[:d], j, *logical[d:])
+    moved = out if order == tuple(range(len(order))) else _run(ops.Transpose(order), out)
+    return batched(moved, rest)
+
+
+def expand_to_levels(x: Tensor) -> Tensor:
+    """``x`` batched over every open level (a broadcast view where it was not): how ``grad``
+    inside vmap keeps each sample's derivative apart."""
+    if not state.levels or levels_of(x) == state.levels:
+        return x
+    return batched(lift(x, state.levels, expand=True), state.levels)
+
+
+def physical_cotangent(out: Tensor, cotangent: Any) -> Any:
+    """A cotangent for ``out`` as the sweep takes it: laid out as ``out``'s array."""
+    own = levels_of(out)
+    if not own:
+        return cotangent
+    levels = levels_of(cotangent)
+    if set(levels) - set(own):
+        raise RuntimeError(
+            "vmap: a cotangent varies over a mapped dimension that its output does not; "
+            "compute the output inside that vmap"
+        )
+    array = lift(cotangent, own, expand=True)
+    array = array._data if isinstance(array, Tensor) else np.asarray(array)
+    return np.array(np.broadcast_to(array, out._data.shape))
+
+
+# --------------------------------------------------------------------------- dispatch
+def apply(op: ops.Op, inputs: Sequence[Any]) -> Any:
+    """Run ``op`` (made for the logical shapes) on batched operands, by its batching rule
+    or, without one, once per sample; None when nothing about the call is batched."""
+    params = _param_levels(op)
+    levels = _union([levels_of(x) for x in inputs] + list(params.values()))
+    if not levels:
+        return None
+    rule = RULES.get(op.batching)
+    out = NotImplemented
+    if rule is not None and (not params or op.batching in _TAKES_BATCHED_SETTINGS):
+        out = rule(op, list(inputs), levels)
+    if out is NotImplemented:
+        out = _loop(op, list(inputs), levels)
+    return out
+
+
+def dispatch(op: ops.Op, *inputs: Any) -> Tensor:
+    """Run ``op`` as the function's code would (a rule built from other ops uses this)."""
+    out = apply(op, inputs)
+    return _run(op, *inputs) if out is None else out
+
+
+def apply_inplace(op: ops.Op, target: Tensor, others: Sequence[Any]) -> Tensor | None:
+    """An in-place op inside vmap: on a batched ``target``, the physical op in place; on an
+    unbatched one with batched operands, PyTorch's refusal. None when nothing is batched."""
+    levels_t = levels_of(target)
+    levels = _union([levels_t] + [levels_of(x) for x in others])
+    if not levels:
+        return None
+    name = f"{op.name}_"
+    if set(levels) - set(levels_t):
+        raise RuntimeError(
+            f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to "
+            "`other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+            "try to use out-of-place operators instead of "
+            f"{name}."
+        )
+    if op.batching == "elementwise":
+        rank = max(_logical_ndim(x) for x in (target, *others))
+        if rank > _logical_ndim(target):
+            return None  # the engine's own check refuses the broadcast, naming the shapes
+        lined_up = [lift(x, levels, rank) for x in others]
+    elif isinstance(op, ops.SetItem) and _prefixable(op.index):
+        region = np.ndim(np.broadcast_to(0, target.shape)[op.index])
+        op = copy.copy(op)
+        op.index = _prefixed(op.index, len(levels))
+        lined_up = list(others)
+        if others and levels_of(others[0]):
+            value = others[0]
+            extra = value.ndim - region  # leading 1s beyond the region's rank: dropped
+            if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+                value = dispatch(ops.Reshape(value.shape[extra:]), value)
+            lined_up = [lift(value, levels, region)]
+    else:
+        raise RuntimeError(
+            f"vmap: {name} has no batching rule for in-place use on a batched tensor; "
+            "write it out of place"
+        )
+    with physical():
+        engine.apply_inplace(op, target, *lined_up)
+    return target
+
+
+# --------------------------------------------------------------------------- the rules
+def _elementwise(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    rank = max(_logical_ndim(x) for x in inputs if x is not None)
+    return batched(_run(op, *(lift(x, levels, rank) for x in inputs)), levels)
+
+
+def _fresh(op: ops.Op, **settings: Any) -> ops.Op:
+    new = copy.copy(op)
+    new.saved = None
+    for name, value in settings.items():
+        setattr(new, name, value)
+    return new
+
+
+def _reduction(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    (x,) = inputs
+    k, axes = len(levels), reduction_axes(op.axis, _logical_ndim(x), op.name)
+    new = _fresh(op, axis=tuple(a + k for a in axes))
+    return batched(_run(new, lift(x, levels)), levels)
+
+
+def _along_axis(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """One axis (a softmax, a cumulative sum); a 0-d sample is taken as one of one."""
+    (x,) = inputs
+    k, r = len(levels), _logical_ndim(x)
+    x = lift(x, levels)
+    axis = normalize_axis(op.axis, max(r, 1), op.name)
+    if r:
+        return batched(_run(_fresh(op, axis=axis + k), x), levels)
+    out = _run(_fresh(op, axis=k), _run(ops.Reshape((*_sizes(levels), 1)), x))
+    return batched(_run(ops.Reshape(_sizes(levels)), out), levels)
+
+
+def _normalize(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    (x,) = inputs
+    k, r = len(levels), _logical_ndim(x)
+    axes = tuple(a % r + k for a in op.axes) if r else ()
+    return batched(_run(_fresh(op, axes=axes), lift(x, levels)), levels)
+
+
+def _reshape(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    new = _fresh(op, shape=(*_sizes(levels), *op.shape))
+    return batched(_run(new, lift(inputs[0], levels, expand=True)), levels)
+
+
+def _transpose(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    (x,) = inputs
+    k, r = len(levels), _logical_ndim(x)
+    if op.axes is None:
+        axes = tuple(range(k + r - 1, k - 1, -1))
+    elif len(op.axes) != r:
+        return NotImplemented  # the op's own error, from one sample
+    else:
+        axes = tuple(a % r + k for a in op.axes)
+    return batched(_run(_fresh(op, axes=(*range(k), *axes)), lift(x, levels, expand=True)), levels)
+
+
+def _broadcast_to(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    x = lift(inputs[0], levels, rank=len(op.shape), expand=True)
+    return batched(_run(_fresh(op, shape=(*_sizes(levels), *op.shape)), x), levels)
+
+
+def _join(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Concatenate or stack: every operand batched, the axis past the batch axes."""
+    k, r = len(levels), _logical_ndim(inputs[0])
+    if isinstance(op, ops.Concatenate):
+        if not r or any(_logical_ndim(x) != r for x in inputs):
+            return NotImplemented  # the op's own error, from one sample
+        axis = normalize_axis(op.axis, r, op.name)
+    else:
+        axis = normalize_axis(op.axis, r + 1, op.name)
+    return batched(
+        _run(_fresh(op, axis=axis + k), *(lift(x, levels, expand=True) for x in inputs)), levels
+    )
+
+
+def _prefixable(index: Any) -> bool:
+    """Whether ``index`` means the same after ``k`` full slices in front: no batched arrays
+    in it, and its advanced parts (arrays, and ints beside them) side by side, which NumPy
+    then leaves in place."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if isinstance(p, (np.ndarray, list))]
+    if not arrays:
+        return True
+    if any(type(p) is np.ndarray and levels_of(p) for p in arrays):
+        return False
+    advanced = [
+        i
+        for i, p in enumerate(parts)
+        if isinstance(p, (np.ndarray, list, int, np.integer)) and p is not Ellipsis
+    ]
+    return advanced == list(range(advanced[0], advanced[-1] + 1))
+
+
+def _prefixed(index: Any, k: int) -> tuple:
+    return (slice(None),) * k + (index if isinstance(index, tuple) else (index,))
+
+
+def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Basic indexing keeps the batch axes in front; an unbatched tensor indexed by one
+    batched array (an embedding lookup) needs nothing at all."""
+    (x,) = inputs
+    k = len(levels)
+    if levels_of(x) and _prefixable(op.index):
+        return batched(_run(_fresh(op, index=_prefixed(op.index, k)), lift(x, levels)), levels)
+    index = op.index
+    if not levels_of(x) and type(index) is np.ndarray and index.dtype.kind in "iu":
+        return batched(_run(op, x), levels)  # (the index is what is batched)
+    return NotImplemented
+
+
+def _matmul(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """A batched vector becomes a matrix (a row on the left, a column on the right) whose
+    unit axis goes again after the product; batched operands pad their ranks to the same, so
+    their batch axes line up. Unbatched operands stay as they are (NumPy's broadcasting)."""
+    x, y = inputs
+    rx, ry = _logical_ndim(x), _logical_ndim(y)
+    if not rx or not ry:
+        return NotImplemented  # the op's own error, from one sample
+    k = len(levels)
+    row, column = rx == 1 and bool(levels_of(x)), ry == 1 and bool(levels_of(y))
+    rank = max(rx + row, ry + column)
+    if levels_of(x):
+        x = lift(x, levels)
+        if row:
+            x = _run(ops.Reshape((*x._data.shape[:k], 1, -1)), x)
+        x = _pad_rank(x, k, rank)
+    if levels_of(y):
+        y = lift(y, levels)
+        if column:
+            y = _run(ops.Reshape((*y._data.shape[:k], -1, 1)), y)
+        y = _pad_rank(y, k, rank)
+    out = _run(ops.MatMul(), x, y)
+    if row or column:
+        shape = out._data.shape
+        if row and column:
+            kept = shape[:-2]
+        elif row and ry > 1:
+            kept = (*shape[:-2], shape[-1])
+        else:  # a column, or a row times a shared vector: the unit axis is the last
+            kept = shape[:-1]
+        out = _run(ops.Reshape(kept), out)
+    return batched(out, levels)
+
+
+def _pad_rank(x: Tensor, k: int, rank: int) -> Tensor:
+    """Insert 1s after the ``k`` batch axes until the logical rank is ``rank``."""
+    shape = x._data.shape
+    missing = rank - (len(shape) - k)
+    if missing <= 0:
+        return x
+    return _run(ops.Reshape((*shape[:k], *(1,) * missing, *shape[k:])), x)
+
+
+def _linear(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """``x @ weight.T + bias``: as it is for a batched input and shared weights (the batch
+    axes are more rows); with batched weights (per-sample gradients), as a matmul."""
+    x, weight, *rest = inputs
+    bias = rest[0] if rest else None
+    if not levels_of(weight) and not levels_of(bias):
+        if _logical_ndim(x) == 0:
+            return NotImplemented
+        return batched(_run(op, lift(x, levels), *inputs[1:]), levels)
+    out = dispatch(ops.MatMul(), x, dispatch(ops.Transpose((1, 0)), weight))
+    return out if bias is None else dispatch(ops.Add(), out, bias)
+
+
+def _linear_chain(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Linear layers and ReLUs as one op: with shared weights, the batch axes are more rows;
+    with batched weights, step by step."""
+    x, *params = inputs
+    if not any(levels_of(p) for p in params) and _logical_ndim(x) in (1, 2):
+        rows = _run(ops.Reshape((-1, x.shape[-1])), lift(x, levels, expand=True))
+        out = _run(op, rows, *params)
+        shape = (*_sizes(levels), *x.shape[:-1], out._data.shape[-1])
+        return batched(_run(ops.Reshape(shape), out), levels)
+    out = x
+    for relu, w, b in op.layout:
+        if relu:
+            out = dispatch(ops.Relu(), out)
+        else:
+            out = dispatch(ops.Linear(), out, params[w], *([] if b is None else [params[b]]))
+    return out
+
+
+def _cross_entropy(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Each sample's (N, C) logits against its (N,) targets: one (B·N, C) call without
+    reduction, then each sample's reduction over its own N."""
+    (x,) = inputs
+    if _logical_ndim(x) != 2:
+        return NotImplemented
+    sizes = _sizes(levels)
+    n, c = x.shape
+    target = np.asarray(lift(op.target, levels, expand=True)).reshape(-1)
+    flat = _run(ops.Reshape((-1, c)), lift(x, levels, expand=True))
+    losses = _run(_fresh(op, target=target, reduction="none"), flat)
+    losses = _run(ops.Reshape((*sizes, n)), losses)
+    k = len(levels)
+    if op.reduction == "none":
+        return batched(losses, levels)
+    total = _run(ops.Sum(axis=k), losses)
+    if op.reduction == "mean":
+        counted = (target != op.ignore_index).astype(losses.dtype)
+        if op.weight is not None:
+            counted = counted * op.weight[np.where(counted > 0, target, 0)]
+        total = _run(ops.Div(), total, counted.reshape(*sizes, n).sum(axis=k))
+    return batched(total, levels)
+
+
+def _fold_batch(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op on (N, …) samples with shared weights (a convolution, a pool): the batch axes
+    join N."""
+    x, *others = inputs
+    if any(levels_of(o) for o in others) or _logical_ndim(x) != op.batching_rank:
+        return NotImplemented
+    sizes = _sizes(levels)
+    flat = _run(ops.Reshape((-1, *x.shape[1:])), lift(x, levels, expand=True))
+    out = _run(op, flat, *others)
+    n = x.shape[0]
+    return batched(_run(ops.Reshape((*sizes, n, *out._data.shape[1:])), out), levels)
+
+
+def _leading(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op on the last axes, whatever leads them (attention): every operand batched."""
+    rank = max(_logical_ndim(x) for x in inputs if isinstance(x, Tensor))
+    ranks = {_logical_ndim(x) for x in inputs if isinstance(x, Tensor)}
+    if len(ranks) != 1:
+        return NotImplemented
+    lifted = [
+        lift(x, levels, rank, expand=True) if isinstance(x, Tensor) or levels_of(x) else x
+        for x in inputs
+    ]
+    return batched(_run(op, *lifted), levels)
+
+
+#: the batching rules, by the name an op declares as its ``batching``
+RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
+    "elementwise": _elementwise,
+    "reduction": _reduction,
+    "along_axis": _along_axis,
+    "normalize": _normalize,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "broadcast_to": _broadcast_to,
+    "join": _join,
+    "getitem": _getitem,
+    "matmul": _matmul,
+    "linear": _linear,
+    "linear_chain": _linear_chain,
+    "cross_entropy": _cross_entropy,
+    "fold_batch": _fold_batch,
+    "leading": _leading,
+}
+
+
+#: the rules that handle an op whose settings hold batched arrays (others loop)
+_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy"}
+
+
+# --------------------------------------------------------------------------- the fallback
+def _loop(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op without a rule (or a case its rule leaves out), once per sample: each sample's
+    operands picked out, the op run on them, the results stacked. Recorded op by op, so
+    gradients flow as through any other ops."""
+    sizes = _sizes(levels)
+    count = math.prod(sizes)
+    state.looped[op.name] += 1
+    if not count:
+        raise RuntimeError(
+            f"vmap: {op.name} has no batching rule, and over an empty batch there is no "
+            "sample to run it on"
+        )
+    flat = []
+    for x in inputs:
+        if not levels_of(x):
+            flat.append(None)
+            continue
+        expanded = lift(x, levels, expand=True)
+        shape = (
+            count,
+            *np.shape(expanded._data if isinstance(x, Tensor) else expanded)[len(levels) :],
+        )
+        flat.append(
+            _run(ops.Reshape(shape), expanded)
+            if isinstance(x, Tensor)
+            else np.asarray(expanded).reshape(shape)
+        )
+    per_sample = {name: _per_sample(getattr(op, name), levels, count) for name in _param_levels(op)}
+    outs = []
+    for i in range(count):
+        picked = [
+            x if f is None else (_run(ops.GetItem(i), f) if isinstance(f, Tensor) else f[i])
+            for x, f in zip(inputs, flat, strict=True)
+        ]
+        settings = {name: values[i] for name, values in per_sample.items()}
+        outs.append(_run(_fresh(op, **settings), *picked))
+    stacked = _run(ops.Stack(0), *outs)
+    return batched(_run(ops.Reshape((*sizes, *stacked._data.shape[1:])), stacked), levels)
+
+
+def _per_sample(value: Any, levels: tuple[int, ...], count: int) -> list:
+    """A batched setting of an op (an array, or a tuple holding some) for each sample."""
+    if type(value) is tuple:
+        columns = [_per_sample(v, levels, count) if levels_of(v) else None for v in value]
+        return [
+            tuple(
+                v if column is None else column[i] for v, column in zip(value, columns, strict=True)
+            )
+            for i in range(count)
+        ]
+    flat = np.asarray(lift(value, levels, expand=True))
+    return list(flat.reshape(count, *flat.shape[len(levels) :]))
+
+
+# --------------------------------------------------------------------------- methods
+def _flatten(tree: Any) -> tuple[list, Any]:
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        parts = [_flatten(item) for item in tree]
+        return [leaf for sub, _ in parts for leaf in sub], (
+            type(tree),
+            [spec for _, spec in parts],
+            [len(sub) for sub, _ in parts],
+        )
+    if isinstance(tree, dict):
+        leaves, spec = _flatten(list(tree.values()))
+        return leaves, (dict, list(tree), spec)
+    return [tree], None
+
+
+def _unflatten(leaves: Sequence[Any], spec: Any) -> Any:
+    if spec is None:
+        return leaves[0]
+    if spec[0] is dict:
+        return dict(zip(spec[1], _unflatten(leaves, spec[2]), strict=True))
+    kind, specs, counts = spec
+    items, start = [], 0
+    for sub, count in zip(specs, counts, strict=True):
+        items.append(_unflatten(leaves[start : start + count], sub))
+        start += count
+    return kind(items)
+
+
+def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
+    """A method that reads values (``engine.reads_values``), once per sample of its batched
+    tensors, the results stacked as batched tensors (a named tuple of them field by field)."""
+    leaves, spec = _flatten((args, kwargs))
+    levels = _union([levels_of(x) for x in leaves if isinstance(x, Tensor)])
+    if not levels:
+        return method(*args, **kwargs)
+    sizes = _sizes(levels)
+    count = math.prod(sizes)
+    state.looped[method.__name__] += 1
+    flat = [
+        _run(ops.Reshape((count, *x.shape)), lift(x, levels, expand=True))
+        if isinstance(x, Tensor) and levels_of(x)
+        else None
+        for x in leaves
+    ]
+    results = []
+    for i in range(count):
+        picked = [
+            x if f is None else plain(_run(ops.GetItem(i), f))
+            for x, f in zip(leaves, flat, strict=True)
+        ]
+        a, kw = _unflatten(picked, spec)
+        results.append(method(*a, **kw))
+    if not results:
+        raise RuntimeError(f"vmap: {method.__name__} reads values, and the batch is empty")
+    return _stacked(results, sizes, levels, method.__name__)
+
+
+def _stacked(results: list, sizes: tuple[int, ...], levels: tuple[int, ...], name: str) -> Any:
+    first = results[0]
+    if isinstance(first, Tensor):
+        stacked = _run(ops.Stack(0), *results)
+        return batched(_run(ops.Reshape((*sizes, *stacked._data.shape[1:])), stacked), levels)
+    if isinstance(first, tuple):
+        fields = [
+            _stacked(list(column), sizes, levels, name) for column in zip(*results, strict=True)
+        ]
+        return type(first)(*fields) if hasattr(first, "_fields") else type(first)(fields)
+    if all(r == first for r in results):
+        return first
+    raise RuntimeError(
+        f"vmap: {name} gives a value that differs from sample to sample ({first!r}, ...), "
+        "which a batched tensor cannot hold; run it outside vmap"
+    )
+
+
+def values_of(ufunc: Callable, operands: Sequence[Any], arrays: Sequence[Any]) -> Any:
+    """``ufunc`` of the ``arrays`` of ``operands`` (a comparison, a logical op: a function
+    of values, elementwise), their batch axes lined up; None when no operand is batched."""
+    owns = [levels_of(x) for x in operands]
+    levels = _union(owns)
+    if not levels:
+        return None
+    rank = max(np.ndim(a) - len(own) for a, own in zip(arrays, owns, strict=True))
+    lined_up = []
+    for a, own in zip(arrays, owns, strict=True):
+        if not own:
+            lined_up.append(a)
+            continue
+        logical = np.shape(a)[len(own) :]
+        lead = tuple(state.sizes[lv] if lv in own else 1 for lv in levels)
+        lined_up.append(np.reshape(a, (*lead, *(1,) * (rank - len(logical)), *logical)))
+    return batched(engine.wrap(np.asarray(ufunc(*lined_up))), levels)
+
+
+engine.batched_apply, engine.batched_apply_inplace = apply, apply_inplace
+engine.batched_method, engine.batched_values = call_per_sample, values_of
