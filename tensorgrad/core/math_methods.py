@@ -1378,9 +1378,15 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
             f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
             f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
         )
-    if x_dtype == np.bool_:  # PyTorch has no bool kernel for products that sum
+    check_not_bool_product("matmul", x, y)
+
+
+def check_not_bool_product(name: str, x: Any, y: Any) -> None:
+    """PyTorch has no bool kernel for the matrix products, which sum (``mm``, ``matmul``,
+    ``dot``, ``linear``, an ``einsum`` that sums): its NotImplementedError."""
+    if getattr(_raw(x), "dtype", None) == np.bool_ or getattr(_raw(y), "dtype", None) == np.bool_:
         raise NotImplementedError(
-            f"matmul: not implemented for 'Bool' (shapes {np.shape(_raw(x))} and "
+            f"{name}: not implemented for 'Bool' (shapes {np.shape(_raw(x))} and "
             f'{np.shape(_raw(y))}); PyTorch\'s "addmm_impl_cpu_" has no bool kernel either'
         )
 

@@ -565,11 +565,6 @@ def test_products_that_sum_refuse_bool_as_pytorch(call):
     assert b[0].outer(b[1]).dtype == tg.bool
 
 
-def test_linear_refuses_mixed_dtypes_as_pytorch():
-    with pytest.raises(RuntimeError, match="same dtype"):
-        F.linear(tg.ones(2, 2), tg.ones(2, 2, dtype=tg.float64))
-
-
 # --------------------------------------------------------------------------- normalized_shape
 NORMALIZED_SHAPES: list[tuple[str, Any, Any]] = [
     ("int", 3, TypeError),

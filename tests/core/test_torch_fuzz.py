@@ -61,8 +61,9 @@ def make_array(seed: int, shape: tuple, dtype: str, special: bool) -> np.ndarray
     rng = np.random.default_rng(seed)
     if dtype == "bool":
         return np.asarray(rng.random(shape) < 0.5)
-    if dtype.startswith("int"):
-        return rng.integers(-4, 5, shape).astype(dtype)
+    if dtype.startswith(("int", "uint")):
+        low = 0 if dtype.startswith("u") else -4
+        return rng.integers(low, 5, shape).astype(dtype)
     values = rng.uniform(-2, 2, shape)
     if special and values.size:
         picks = rng.random(shape) < 0.4
