@@ -113,7 +113,7 @@ def test_cross_entropy_of_an_empty_batch_is_nan_and_differentiable():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: (lambda t: F.layer_norm(t, 3), None),
+        lambda: (lambda t: F.layer_norm(t, (3,)), None),
         lambda: (lambda m: (m, m))(nn.LayerNorm(3).double()),
         lambda: (lambda m: (m, m))(nn.BatchNorm1d(3).double()),
     ],

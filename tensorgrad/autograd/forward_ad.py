@@ -92,6 +92,7 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
         )
     dual = _alias(tensor)
     tangent = t if t.dtype == tensor.dtype else t.astype(tensor.dtype)
+    tangent = forward.laid_out_like(tangent, dual._data)
     forward.set_tangent(dual, tangent)
     if dual._node is not None:  # in a graph too: its node keeps the tangent for the VJPs
         forward.keep_on_node(dual._node, tangent)

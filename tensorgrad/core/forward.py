@@ -74,6 +74,19 @@ def set_tangent(holder: Any, tangent: Any) -> None:
         state.duals.append(weakref.ref(holder))
 
 
+def laid_out_like(tangent: np.ndarray, primal: np.ndarray) -> np.ndarray:
+    """``tangent``, or a copy of it in ``primal``'s memory layout where the two differ (as
+    PyTorch's forward AD keeps them): a view's tangent is the same view of its base's, and
+    a view that is a view of the primal's memory (a flattened transpose) is a view of the
+    tangent's only if the two are laid out alike; otherwise a change made in place through
+    the view would not reach the base's tangent."""
+    if tangent.strides == primal.strides or tangent.size <= 1:
+        return tangent
+    relaid = np.empty_like(primal, dtype=tangent.dtype)
+    relaid[...] = tangent
+    return relaid
+
+
 def keep_on_node(node: Any, tangent: Any) -> None:
     """A recorded node keeps its output's tangent, for backward with ``create_graph``."""
     node.tangent = tangent
@@ -109,7 +122,9 @@ def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
     if tangent.shape != out.shape:
         tangent = np.array(np.broadcast_to(tangent, out.shape))
     elif out.base is None and (tangent.base is not None or any(tangent is t for t in tangents)):
-        tangent = tangent.copy()  # a new value gets a tangent of its own, not an input's
+        tangent = np.array(tangent, copy=True)  # a new value gets a tangent of its own
+    if out.base is None:
+        tangent = laid_out_like(tangent, out)
     if tangent.dtype != out.dtype:
         tangent = tangent.astype(out.dtype)
     return tangent
@@ -145,7 +160,7 @@ def propagate_inplace(
         else:
             np.copyto(current, new)
         return
-    set_tangent(target, None if new is None else np.array(new))
+    set_tangent(target, None if new is None else laid_out_like(np.array(new), target._data))
 
 
 def _view_tangent(view: Any) -> Any:

@@ -55,6 +55,8 @@ def matmul(input: Any, other: Any) -> Any:
 def cat(tensors: Sequence[Any], dim: int = 0) -> Any:
     """Join tensors along an existing dimension (they are promoted to one dtype). As in
     PyTorch, 1-D empty tensors are left out (``cat([zeros(0), x])`` is ``x`` for any ``x``)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"cat(): argument 'dim' must be int, not {type(dim).__name__}")
     values = _common(tensors, "cat")
     kept = [v for v in values if np.shape(v) != (0,)]
     if not kept and values:  # only 1-D empty tensors: PyTorch checks no dim, joins nothing
@@ -337,7 +339,9 @@ def _einsum_pair(
     na, nf = math.prod(free_a_shape), math.prod(free_b_shape)
     left = a.reshape(nb, nk, na).transpose(1, 2) if a_swapped else a.reshape(nb, na, nk)
     right = b.reshape(nb, nf, nk).transpose(1, 2) if b_swapped else b.reshape(nb, nk, nf)
-    product = left @ right
+    # nothing summed: an outer product per batch, elementwise (PyTorch's einsum takes bool
+    # operands there, and its matrix products refuse them)
+    product = left @ right if summed else left * right
     shape = (*a.shape[: len(batch)], *free_a_shape, *free_b_shape)
     return product.reshape(shape), batch + free_a + free_b
 

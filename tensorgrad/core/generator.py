@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
-from tensorgrad.core.tensor import Tensor
+from tensorgrad.core import engine
 
 #: the seed of a fresh ``torch.Generator()`` (``default_rng_seed_val`` in PyTorch)
 DEFAULT_SEED = 67280421310721
@@ -49,11 +49,11 @@ class Generator:
         """The seed last given to :meth:`manual_seed` (or :meth:`seed`)."""
         return self._initial_seed
 
-    def get_state(self) -> Tensor:
+    def get_state(self) -> Any:
         """The generator's state as a 1-D uint8 tensor, for :meth:`set_state`."""
         return state_tensor(self.numpy_generator)
 
-    def set_state(self, new_state: Tensor) -> Generator:
+    def set_state(self, new_state: Any) -> Generator:
         """Restore a state from :meth:`get_state` (nothing changes when it is not one)."""
         restore_state(self.numpy_generator, new_state, "Generator.set_state", "get_state")
         return self
@@ -62,20 +62,20 @@ class Generator:
         return f"<tensorgrad.Generator on {self.device}, initial seed {self._initial_seed}>"
 
 
-def state_tensor(generator: np.random.Generator) -> Tensor:
+def state_tensor(generator: np.random.Generator) -> Any:
     """A NumPy generator's state as a 1-D uint8 tensor: its bit generator's state as JSON."""
     text = json.dumps(generator.bit_generator.state, sort_keys=True)
-    return Tensor(np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy())
+    return engine.wrap(np.frombuffer(text.encode("ascii"), dtype=np.uint8).copy())
 
 
 def restore_state(generator: np.random.Generator, new_state: Any, what: str, source: str) -> None:
     """Set ``generator`` to a state from :func:`state_tensor`. As PyTorch: anything but a uint8
     tensor raises ``TypeError``, a uint8 tensor that is not such a state ``RuntimeError``, and
     then nothing has changed."""
-    if not isinstance(new_state, Tensor) or new_state.dtype != array_backend.uint8:
+    if not isinstance(new_state, engine.Tensor) or new_state.dtype != array_backend.uint8:
         got = (
             f"a {new_state.dtype} Tensor"
-            if isinstance(new_state, Tensor)
+            if isinstance(new_state, engine.Tensor)
             else (type(new_state).__name__)
         )
         raise TypeError(f"{what}: expected a uint8 Tensor from {source}, got {got}")

@@ -366,7 +366,7 @@ class MathMethods:
     # ----------------------------------------------------------------- reductions
     @numpy_names
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else _reduction_input("sum", self, dtype, dim)
+        x = _accumulated(self) if dtype is None else _reduction_input("sum", self, dtype, dim)
         return _in_dtype(apply(ops.Sum(_all_if_empty(dim), keepdim), x), dtype)
 
     @numpy_names
@@ -382,9 +382,7 @@ class MathMethods:
         is exact where elements are 0 (one zero: the product of the others; more: 0)."""
         if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
             raise TypeError(f"prod: dim must be an int, got {dim!r}")
-        x = self if dtype is None else self.to(dtype)
-        if dtype is None and x.dtype.kind in "biu":
-            x = x.astype(array_backend.int64)
+        x = _accumulated(self) if dtype is None else self.to(dtype)
         return apply(ops.Prod(dim, keepdim), x)
 
     @numpy_names
@@ -500,16 +498,21 @@ class MathMethods:
     @engine.reads_values
     @numpy_names
     def any(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return wrap(np.any(self._data, axis=_dims(dim, self.ndim, "any"), keepdims=keepdim))
+        """Whether any element is nonzero: bool, but uint8 for a uint8 tensor (PyTorch's
+        legacy rule, from when masks were uint8)."""
+        found = np.any(self._data, axis=_dims(dim, self.ndim, "any"), keepdims=keepdim)
+        return wrap(_truth_values(self, found))
 
     @engine.reads_values
     @numpy_names
     def all(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return wrap(np.all(self._data, axis=_dims(dim, self.ndim, "all"), keepdims=keepdim))
+        """Whether every element is nonzero (uint8 for a uint8 tensor, as :meth:`any`)."""
+        found = np.all(self._data, axis=_dims(dim, self.ndim, "all"), keepdims=keepdim)
+        return wrap(_truth_values(self, found))
 
     @numpy_names
     def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
-        x = self if dtype is None else _reduction_input("cumsum", self, dtype, dim)
+        x = _accumulated(self) if dtype is None else _reduction_input("cumsum", self, dtype, dim)
         return _in_dtype(apply(ops.Cumsum(dim), x), dtype)
 
     @engine.reads_values
@@ -1054,9 +1057,7 @@ class MathMethods:
     @numpy_names
     def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
         """Running products along ``dim``; exact gradients also where elements are 0."""
-        x = self if dtype is None else self.to(dtype)
-        if x.dtype.kind in "biu" and x.dtype != np.int64 and dtype is None:
-            x = x.long()  # PyTorch's integer products are int64 (NumPy's uint8 ones uint64)
+        x = _accumulated(self) if dtype is None else self.to(dtype)
         return apply(ops.Cumprod(dim), x)
 
     def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
@@ -1121,9 +1122,7 @@ class MathMethods:
         x = self if dtype is None else self.to(dtype)
         if x.dtype.kind == "f":
             x = functions.where(np.isnan(x._data), 0.0, x)
-        elif dtype is None and x.dtype != np.int64:
-            x = x.long()  # PyTorch sums integers and bools in int64
-        return x.sum(dim, keepdim)
+        return x.sum(dim, keepdim)  # integers and bools: in int64, as sum does
 
     @engine.reads_values
     @numpy_names
@@ -1140,8 +1139,7 @@ class MathMethods:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
         if self.dtype == np.bool_:
             raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-        diagonal = self.diagonal()
-        return diagonal.sum(dtype=np.int64) if self.dtype.kind in "iu" else diagonal.sum()
+        return self.diagonal().sum()  # integers: in int64, as sum does
 
     # ----------------------------------------------------------------- more products
     def mv(self, vec: Any) -> Any:
@@ -1384,6 +1382,29 @@ def check_matmul_dtypes(x: Any, y: Any) -> None:
             f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
             f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
         )
+    check_not_bool_product("matmul", x, y)
+
+
+def check_not_bool_product(name: str, x: Any, y: Any) -> None:
+    """PyTorch has no bool kernel for the matrix products, which sum (``mm``, ``matmul``,
+    ``dot``, ``linear``, an ``einsum`` that sums): its NotImplementedError."""
+    if getattr(_raw(x), "dtype", None) == np.bool_ or getattr(_raw(y), "dtype", None) == np.bool_:
+        raise NotImplementedError(
+            f"{name}: not implemented for 'Bool' (shapes {np.shape(_raw(x))} and "
+            f'{np.shape(_raw(y))}); PyTorch\'s "addmm_impl_cpu_" has no bool kernel either'
+        )
+
+
+def _truth_values(x: Any, found: Any) -> np.ndarray:
+    """``any``/``all``'s result: bool, uint8 for a uint8 ``x`` (PyTorch's legacy masks)."""
+    return np.asarray(found, np.uint8 if x.dtype == np.uint8 else np.bool_)
+
+
+def _accumulated(x: Any) -> Any:
+    """``x`` in the dtype that a sum or product without ``dtype=`` accumulates in: int64 for
+    bool and integer tensors, PyTorch's rule for ``sum``, ``prod``, ``cumsum``, ``cumprod``,
+    ``nansum`` and ``trace`` (NumPy would sum uint8 in uint64)."""
+    return x.long() if x.dtype.kind in "biu" and x.dtype != np.int64 else x
 
 
 def _reduction_input(name: str, x: Any, dtype: Any, dim: Any) -> Any:

@@ -20,7 +20,6 @@ from tensorgrad.core import engine
 from tensorgrad.core.args import shape_args
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.generator import numpy_generator
-from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
 
@@ -29,7 +28,7 @@ def _rng(generator: Any, what: str) -> np.random.Generator:
 
 
 def _array(value: Any) -> np.ndarray:
-    return value._data if isinstance(value, Tensor) else np.asarray(value)
+    return value._data if isinstance(value, engine.Tensor) else np.asarray(value)
 
 
 def _is_number(value: Any) -> bool:
@@ -40,7 +39,7 @@ def _is_number(value: Any) -> bool:
 @engine.reads_values
 def multinomial(
     input: Any, num_samples: int, replacement: bool = False, *, generator: Any = None
-) -> Tensor:
+) -> Any:
     """``num_samples`` category indices (int64) per row of the non-negative weights ``input``
     (1-D: one distribution, 2-D: one per row); the weights need not sum to one.
 
@@ -107,7 +106,7 @@ def _check_probability(p: float, what: str) -> float:
     return float(p)
 
 
-def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Tensor:
+def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Any:
     """0s and 1s of ``input``'s dtype and shape: 1 with probability ``input`` (elementwise),
     or with probability ``p`` where it is given. A constant: no gradient."""
     probs = _array(input)
@@ -127,11 +126,11 @@ def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> T
     return wrap((rng.random(probs.shape) < probs).astype(probs.dtype))
 
 
-def bernoulli_(tensor: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+def bernoulli_(tensor: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
     """Fill ``tensor`` in place with 1 (probability ``p``, a number or a tensor that
     broadcasts to it) or 0."""
     rng = _rng(generator, "bernoulli_")
-    if isinstance(p, (Tensor, np.ndarray)):
+    if isinstance(p, (engine.Tensor, np.ndarray)):
         probs = _array(p)
         if probs.size and not (np.all(probs >= 0) and np.all(probs <= 1)):
             raise RuntimeError("bernoulli_ expects all elements of p to be in [0, 1]")
@@ -149,14 +148,14 @@ def bernoulli_(tensor: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor
 
 
 # --------------------------------------------------------------------------- normal, uniform
-def _check_fill(what: str, tensor: Tensor) -> None:
+def _check_fill(what: str, tensor: Any) -> None:
     if tensor.dtype.kind != "f":
         raise NotImplementedError(
             f"{what}: random fill not implemented for {tensor.dtype} tensors (floating point only)"
         )
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
     """Fill ``tensor`` in place with samples from U(a, b)."""
     _check_fill("uniform_", tensor)
     if a > b:
@@ -168,9 +167,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any =
         return tensor.copy_(values.astype(tensor.dtype))
 
 
-def normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
-) -> Tensor:
+def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
     """Fill ``tensor`` in place with samples from N(mean, std²)."""
     _check_fill("normal_", tensor)
     if not std >= 0.0:
@@ -189,14 +186,14 @@ def normal(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Tensor:
+) -> Any:
     """Samples from N(mean, std²): ``normal(mean_tensor, std_tensor)`` (broadcast),
     ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``, or
     ``normal(mean, std, size)`` with numbers (the default float dtype unless ``dtype``)."""
     if device is not None:
         array_backend.as_device(device)
     rng = _rng(generator, "normal")
-    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    tensors = [v for v in (mean, std) if isinstance(v, engine.Tensor)]
     if not tensors:
         if size is None:
             raise TypeError("normal: with a number mean and std, size is required")

@@ -115,12 +115,23 @@ class ShapeMethods:
                 f"expand: the number of sizes ({len(sizes)}) must be at least the tensor's "
                 f"number of dimensions ({self.ndim})"
             )
-        target = tuple(
-            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)
-        )
-        if any(n < 0 for n in target):
-            raise RuntimeError(f"expand: -1 is not allowed in a new leading dimension: {sizes}")
-        return self.broadcast_to(target)
+        target = []
+        for i, n in enumerate(sizes):
+            if i < lead and n == -1:
+                raise RuntimeError(
+                    f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i} (sizes {list(sizes)}, shape {list(self.shape)})"
+                )
+            if i >= lead and n == -1:
+                n = self.shape[i - lead]
+            elif n < 0:
+                # PyTorch builds a tensor of negative size here when another size is 0
+                raise RuntimeError(
+                    f"expand: the expanded size of the tensor ({n}) at dimension {i} is "
+                    f"negative (sizes {list(sizes)}, shape {list(self.shape)})"
+                )
+            target.append(n)
+        return self.broadcast_to(tuple(target))
 
     def expand_as(self, other: Any) -> Any:
         return self.expand(other.shape)
@@ -128,7 +139,7 @@ class ShapeMethods:
     def broadcast_to(self, *shape: Any) -> Any:
         """PyTorch's ``broadcast_to``: ``expand``, -1 keeping a dimension."""
         shape = shape_args(required(shape, "broadcast_to", "size"))
-        if -1 in shape:
+        if any(n < 0 for n in shape):
             return self.expand(shape)
         if shape == self.shape:
             return self
@@ -138,14 +149,19 @@ class ShapeMethods:
         """Tile the tensor ``sizes[i]`` times along each dimension (PyTorch's ``repeat``,
         NumPy's ``tile``), composed of a reshape, a broadcast and a reshape."""
         sizes = shape_args(required(sizes, "repeat", "repeats"))
-        if any(n < 0 for n in sizes):
-            raise RuntimeError(f"repeat: repeats cannot be negative, got {list(sizes)}")
         if len(sizes) < self.ndim:
             raise RuntimeError(
                 f"repeat: the number of repeats ({len(sizes)}) must be at least the tensor's "
                 f"number of dimensions ({self.ndim})"
             )
         shape = (1,) * (len(sizes) - self.ndim) + self.shape
+        result = [r * n for r, n in zip(sizes, shape)]
+        if any(m < 0 for m in result):  # PyTorch checks the result: -1 times a 0 size is 0
+            raise RuntimeError(
+                f"repeat: trying to create a tensor with negative dimension "
+                f"{min(result)}: {result} (repeats {list(sizes)} of shape {list(self.shape)})"
+            )
+        sizes = tuple(max(r, 0) for r in sizes)  # a negative repeat only of a 0 size
         x = self.reshape(tuple(d for n in shape for d in (1, n)))
         x = x.broadcast_to(tuple(d for r, n in zip(sizes, shape) for d in (r, n)))
         return x.reshape(tuple(r * n for r, n in zip(sizes, shape)))

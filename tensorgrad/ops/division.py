@@ -11,9 +11,17 @@ from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
 
 def _check_divisor(name: str, x, y) -> None:
-    """PyTorch's error for an integer remainder by zero (NumPy gives 0 and a warning)."""
+    """PyTorch's error for an integer remainder by zero (NumPy gives 0 and a warning); none
+    where the result has no element (PyTorch computes nothing)."""
     kind = np.result_type(x, y).kind
-    if kind in "biu" and np.any(np.asarray(y) == 0):
+    if kind not in "biu":
+        return
+    try:
+        if 0 in np.broadcast_shapes(np.shape(x), np.shape(y)):
+            return
+    except ValueError:
+        return  # the op itself reports the shapes
+    if np.any(np.asarray(y) == 0):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 

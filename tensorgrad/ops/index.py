@@ -172,9 +172,21 @@ class CopyIntoView(Op):
             x = replay(op, x)
         return x
 
+    def _write(self, target: np.ndarray, value: Any) -> None:
+        """``target``'s region ← ``value``. The view ops were a view of the base's memory,
+        but replayed on an array of another layout a reshape among them copies (a flattened
+        transpose is a view only of memory that is transposed too): then the region is
+        written by its elements' positions, which no layout changes."""
+        region = self._view(target)
+        if np.may_share_memory(region, target) or not region.size:
+            region[...] = value
+            return
+        positions = self._view(np.arange(target.size).reshape(target.shape))
+        target.flat[positions.ravel()] = np.broadcast_to(value, positions.shape).ravel()
+
     def forward(self, base, value):
         out = np.array(base, copy=True)
-        self._view(out)[...] = value
+        self._write(out, value)
         return out
 
     def backward(self, grad, out, base, value):
@@ -182,7 +194,7 @@ class CopyIntoView(Op):
         dbase = dvalue = None
         if nbase:
             keep = np.ones(shape_of(base), dtype=bool)
-            self._view(keep)[...] = False
+            self._write(keep, False)
             dbase = grad * keep
         if nvalue:
             dvalue = self._view(grad)

@@ -84,6 +84,22 @@ def test_in_place_change_through_a_view_reaches_the_base():
         np.testing.assert_allclose(tangent.numpy(), [0, 20, 40 * 1 + 4 * 10, 0 * 2 + 0 * 20])
 
 
+@pytest.mark.parametrize("through", ["the dual", "a product"])
+def test_a_change_through_a_view_of_transposed_memory_reaches_the_tangent(through):
+    # a flattened transpose is a view of transposed memory only: a tangent laid out
+    # otherwise than its primal (here the C-ordered one given to make_dual) must be re-laid
+    # as PyTorch does, or the view's tangent is a copy that the change never leaves
+    primal = tg.tensor(np.arange(6.0).reshape(3, 2)).T  # (2, 3), transposed memory
+    with fwAD.dual_level():
+        x = fwAD.make_dual(primal, tg.ones(2, 3, dtype=tg.float64))
+        y = x if through == "the dual" else x * 1.0
+        view = y.T.reshape(-1)
+        assert view._view is not None  # a view, as in NumPy and PyTorch
+        view.add_(fwAD.make_dual(tg.zeros(6, dtype=tg.float64), tg.arange(6.0, dtype=tg.float64)))
+        expected = 1.0 + np.arange(6.0).reshape(3, 2).T
+        np.testing.assert_array_equal(fwAD.unpack_dual(y).tangent.numpy(), expected)
+
+
 def test_integer_results_carry_no_tangent():
     with fwAD.dual_level():
         d = fwAD.make_dual(tg.tensor([1.0, 3.0, 2.0]), tg.ones(3))

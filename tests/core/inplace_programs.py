@@ -149,6 +149,7 @@ class _Program:
         self.unsure_grads: set[int] = set()  # tensors whose retained .grad is left out
         self.quietly_changed: set[int] = set()  # ids of views changed under no_grad
         self.expanded: set[int] = set()  # ids of expanded tensors and of views of them
+        self.made_from: dict[int, Any] = {}  # id of a view step's tensor: what it viewed
 
     def is_view(self, t: Any) -> bool:
         if self.lib.__name__ == "torch":
@@ -164,16 +165,21 @@ class _Program:
         _ = x.grad_fn
         x.register_hook(lambda g: seen.append(g.detach().numpy().copy()))
 
-    def changing(self, x: Any, quiet: bool) -> None:
-        """``x`` is about to be changed in place. A hook registered on it while it was a
-        view sees the old value's gradient here, and none in PyTorch, whose write-back skips
-        the view's old node. A change under no_grad makes PyTorch regenerate the node of
-        every view of that memory (it goes by version counters) and move retain_grad to it,
-        so that the view's ``.grad`` and hooks count only its uses after the change; here
-        the graph did not change, so they count all its uses. Differences of bookkeeping,
-        not of gradients: such hooks and retained gradients are left out of the comparison."""
+    def changing(self, x: Any, quiet: bool, through: Any = None) -> None:
+        """``x`` is about to be changed in place (``through`` is the pool's tensor that
+        ``x`` is, or that ``x`` was made from for the step). A hook registered on it while it
+        was a view, or on a view it was made from, sees here the gradient of the view's uses
+        before the change and after it (the change is recorded on top of the view's old
+        node); in PyTorch, whose write-back (``CopySlices``) skips that node, only of the
+        uses before (docs/porting.md). A change under no_grad makes PyTorch regenerate the
+        node of every view of that memory (it goes by version counters) and move
+        retain_grad to it, so that the view's ``.grad`` and hooks count only its uses after
+        the change; here the graph did not change, so they count all its uses. Differences
+        of bookkeeping, not of gradients: such hooks and retained gradients are left out of
+        the comparison."""
+        made_from = {id(t) for t in self.viewed_from(x if through is None else through)}
         for t, n in self.hooked:
-            if t is x and self.is_view(x):
+            if (t is x or id(t) in made_from) and self.is_view(t):
                 self.unsure.add(n)
         if quiet:  # by version counter, as PyTorch goes: every view of x's base
             base = self.base(x)
@@ -182,6 +188,13 @@ class _Program:
                 for t in self.pool
                 if self.is_view(t) and (_shares(t, x) or self.base(t) is base)
             )
+
+    def viewed_from(self, t: Any) -> list[Any]:
+        """``t`` and the pool's tensors it was made from by view steps, nearest first."""
+        chain = [t]
+        while id(chain[-1]) in self.made_from:
+            chain.append(self.made_from[id(chain[-1])])
+        return chain
 
     def base(self, t: Any) -> Any:
         """The tensor that ``t`` is a view of (``t`` itself when it is none)."""
@@ -208,8 +221,11 @@ def _step(program: _Program, step: tuple) -> Any:
     y = pool[j % len(pool)]
     if kind == "view":
         made = _view(x, name, k)  # with grad mode on: see the module docstring
+        if isinstance(made, str):
+            return made
         if name == "expand" or id(x) in program.expanded:
             program.expanded.add(id(made))
+        program.made_from[id(made)] = x
         return made
     if kind == "retain_grad":
         if not x.requires_grad or x.is_leaf:
@@ -308,7 +324,7 @@ def _inplace(program: _Program, x: Any, y: Any, name: str, k: int, quiet: bool) 
     lib = program.lib
     if id(x) in program.expanded:
         return "skip"  # see the module docstring
-    x = _target(x, k)
+    through, x = x, _target(x, k)
     shape = tuple(x.shape)
 
     if name in ("add_t", "mul_t", "sub_t", "copy_", "iadd", "setitem_t"):
@@ -322,7 +338,12 @@ def _inplace(program: _Program, x: Any, y: Any, name: str, k: int, quiet: bool) 
             return "skip"
         if name == "setitem_t" and not _broadcasts(tuple(y.shape), tuple(x[index].shape)):
             return "skip"
-    program.changing(x, quiet)
+    program.changing(x, quiet, through)
+    # PyTorch 2.13 brings a view whose base got a node since (``c[0:]`` after ``c.add_(a)``)
+    # up to date only when its grad_fn is looked at: changed in place before that, it
+    # raises "a leaf Variable that requires grad is being used in an in-place operation",
+    # after it it works; tensorgrad always works. Look first, for PyTorch's own answer.
+    _ = x.grad_fn
     if name == "add_":
         x.add_(0.5)
     elif name == "add_t":

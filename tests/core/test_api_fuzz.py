@@ -831,9 +831,12 @@ def _expand_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
 
 def _repeat_ref(a: np.ndarray, sizes: Any) -> np.ndarray:
     sizes = ref_sizes(sizes)
-    if not sizes or len(sizes) < a.ndim or any(n < 0 for n in sizes):
+    if not sizes or len(sizes) < a.ndim:
         raise Invalid  # x.repeat() with no sizes is PyTorch's TypeError
-    return np.tile(a, sizes)
+    shape = (1,) * (len(sizes) - a.ndim) + a.shape
+    if any(r * n < 0 for r, n in zip(sizes, shape)):
+        raise Invalid  # PyTorch checks the sizes made: a negative repeat of a 0 size is 0
+    return np.tile(a, [max(r, 0) for r in sizes])
 
 
 def _narrow_ref(a: np.ndarray, dim: Any, start: Any, length: Any) -> np.ndarray:
@@ -1007,11 +1010,17 @@ def broadcastable(draw: Any, base: tuple) -> tuple:
 
 
 def _cat_ref(arrays_: list, dim: Any, stack: bool) -> np.ndarray:
-    if not arrays_:
+    if not arrays_ or type(dim) is not int:
         raise Invalid
+    dtype = promote(*arrays_)
+    if not stack:
+        # PyTorch's legacy rule: 1-D empty tensors are left out (their dtype still counts);
+        # with nothing else, the result is 1-D and empty, whatever ``dim`` is
+        kept = [a for a in arrays_ if a.shape != (0,)]
+        if not kept:
+            return np.zeros(0, dtype)
+        arrays_ = kept
     ndims = {a.ndim for a in arrays_}
-    if not stack and any(a.shape == (0,) for a in arrays_) and len(ndims) > 1:
-        raise Either()  # PyTorch's legacy skipping of 1-D empty tensors
     if len(ndims) > 1:
         raise Invalid
     ndim = ndims.pop()
@@ -1028,7 +1037,6 @@ def _cat_ref(arrays_: list, dim: Any, stack: bool) -> np.ndarray:
         rest = {a.shape[:axis] + a.shape[axis + 1 :] for a in arrays_}
         if len(rest) > 1:
             raise Invalid
-    dtype = promote(*arrays_)
     join = np.stack if stack else np.concatenate
     return join([a.astype(dtype) for a in arrays_], axis=axis)
 
@@ -1141,6 +1149,29 @@ def indices(draw: Any, shape: tuple) -> Any:
     return tuple(parts) if draw(st.booleans()) or n != 1 else parts[0]
 
 
+def _torch_reading(items: tuple) -> tuple[tuple, tuple]:
+    """PyTorch's reading of an index tuple as two NumPy indices, one after the other.
+
+    PyTorch (``applySlicing``) walks the index: an integer selects (its dimension goes),
+    slices, None and Ellipsis are basic, and each index array is put aside for the
+    dimension it stands at once the integers are gone; then it indexes with the arrays,
+    NumPy's advanced indexing over what is left. NumPy instead counts an integer as one more
+    index array, so ``x[0, :, [0, 1]]`` of a (2, 3, 4) array is (3, 2) in PyTorch and (2, 3)
+    in NumPy."""
+    first: list[Any] = []
+    then: list[Any] = []
+    for item in items:
+        if isinstance(item, np.ndarray) and item.ndim:
+            first.extend([slice(None)] * (item.ndim if item.dtype == np.bool_ else 1))
+            then.append(item)
+        elif isinstance(item, (int, np.integer)):
+            first.append(item)
+        else:
+            first.append(item)
+            then.append(Ellipsis if item is Ellipsis else slice(None))
+    return tuple(first), tuple(then)
+
+
 def _index_ref(a: np.ndarray, index: Any) -> np.ndarray:
     items = index if isinstance(index, tuple) else (index,)
     if any(isinstance(i, dict) for i in items):
@@ -1152,7 +1183,11 @@ def _index_ref(a: np.ndarray, index: Any) -> np.ndarray:
         )
         if any(isinstance(i, np.ndarray) and i.dtype.kind == "f" for i in np_index):
             raise Invalid
-        out = np.asarray(a[np_index if isinstance(index, tuple) else np_index[0]])
+        if isinstance(index, tuple):
+            first, then = _torch_reading(np_index)
+            out = np.asarray(a[first][then])
+        else:
+            out = np.asarray(a[np_index[0]])
     except (IndexError, ValueError, TypeError):
         raise Invalid from None
     if any(isinstance(i, slice) and i.step is not None and i.step < 0 for i in items):

@@ -409,3 +409,229 @@ def test_a_bool_alpha_needs_a_bool_result_even_when_it_is_true():
     with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
         tg.add(tg.tensor(False), 0, alpha=True)
     assert tg.add(tg.tensor(False), tg.tensor(True), alpha=True).item() is True
+
+
+# --------------------------------------------------------------------------- negative sizes
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: tg.tensor(1.0).expand(0, -1), r"\(-1\) isn't allowed in a leading"),
+        (lambda: tg.ones(3).expand(-1, 3), r"leading, non-existing dimension 0"),
+        (lambda: tg.ones(3).expand(0, -2, 3), r"\(-2\) at dimension 1 is negative"),
+        (lambda: tg.ones(0, 1).expand(-1, -3), r"\(-3\) at dimension 1 is negative"),
+        (lambda: tg.ones(3).expand(-2), r"\(-2\) at dimension 0 is negative"),
+        (lambda: tg.tensor(1.0).broadcast_to((0, -2)), r"\(-2\) at dimension 1 is negative"),
+        (lambda: tg.ones(2).repeat(-1), r"negative dimension -2: \[-2\]"),
+        (lambda: tg.ones(0, 2).repeat(1, -1), r"negative dimension -2: \[0, -2\]"),
+    ],
+    ids=[
+        "0d_leading",
+        "leading",
+        "new_minus_2",
+        "existing",
+        "only",
+        "broadcast_to",
+        "repeat",
+        "repeat_of_empty",
+    ],
+)
+def test_a_negative_size_is_refused_by_every_shape_op(call, match):
+    """PyTorch's expand lets a negative size through where another size is 0 (the element
+    count, 0, passes its overflow check: a tensor of shape (0, -1), which no later op can
+    use), found by the slow differential fuzz; tensorgrad refuses every negative size with
+    PyTorch's RuntimeError, saying which size and where (docs/porting.md)."""
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+def test_a_negative_repeat_of_an_empty_dimension_is_empty_as_in_pytorch():
+    """PyTorch checks the sizes repeat makes, not the repeats: -1 times 0 is 0."""
+    assert tg.ones(0, 2).repeat(-1, 1).shape == (0, 2)
+    assert tg.ones(0).repeat(2, -1).shape == (2, 0)
+    x = tg.zeros(2, 0, requires_grad=True)
+    x.repeat(1, -1).sum().backward()
+    assert x.grad.shape == (2, 0)
+
+
+@pytest.mark.parametrize("dim", [None, "0", 1.5, True, [0]])
+def test_cat_of_only_1d_empty_tensors_still_checks_the_type_of_dim(dim):
+    """1-D empty tensors are left out and then no dim is checked against a shape, but the
+    dim must still be an int (PyTorch's parser; found by the slow NumPy-reference fuzz)."""
+    with pytest.raises(TypeError, match="dim"):
+        tg.cat([tg.zeros(0)], dim)
+    assert tg.cat([tg.zeros(0)], 100).shape == (0,)  # any int: no shape to check it against
+
+
+def test_logsumexp_over_no_dims_reduces_them_all():
+    """``dim=()`` reduces every dimension, as ``sum(dim=())`` does and as PyTorch's
+    ``logsumexp(dim=(), keepdim=True)`` does; PyTorch 2.13 raises "output with shape []
+    doesn't match the broadcast shape" without keepdim (docs/porting.md)."""
+    x = tg.tensor([[0.0, 1.0], [2.0, 3.0]])
+    expected = np.log(np.exp([0.0, 1.0, 2.0, 3.0]).sum())
+    assert x.logsumexp(()).shape == ()
+    np.testing.assert_allclose(x.logsumexp(()).item(), expected, rtol=1e-6)
+    assert x.logsumexp((), keepdim=True).shape == (1, 1)
+    assert tg.tensor([False]).logsumexp(()).dtype == tg.float32
+
+
+# --------------------------------------------------------------------------- int64 accumulation
+INTEGRAL = ["bool", "uint8", "int8", "int16", "int32", "int64"]
+#: every reduction that sums or multiplies, as it is called without ``dtype=`` (``lib`` is
+#: tensorgrad or torch)
+ACCUMULATING: dict[str, Callable[[Any, Any], Any]] = {
+    "sum": lambda lib, x: x.sum(),
+    "sum_dim": lambda lib, x: x.sum(0, keepdim=True),
+    "lib.sum": lambda lib, x: lib.sum(x, dim=(0, 1)),
+    "prod": lambda lib, x: x.prod(),
+    "prod_dim": lambda lib, x: x.prod(1),
+    "cumsum": lambda lib, x: x.cumsum(0),
+    "cumprod": lambda lib, x: x.cumprod(1),
+    "nansum": lambda lib, x: x.nansum(),
+    "trace": lambda lib, x: x.trace(),
+    "einsum_sum": lambda lib, x: lib.einsum("ij->", x),
+}
+
+
+@pytest.mark.parametrize("dtype", INTEGRAL)
+@pytest.mark.parametrize("name", sorted(ACCUMULATING))
+def test_integer_sums_and_products_accumulate_in_int64(name, dtype):
+    """PyTorch's rule; NumPy sums uint8 in uint64 (``tensor([1, 2], dtype=uint8).sum()``
+    was uint64 here)."""
+    if name == "trace" and dtype == "bool":
+        pytest.skip("PyTorch's trace has no bool kernel: refused")
+    x = tg.tensor([[1, 2], [3, 255]]).to(getattr(tg, dtype))
+    result = ACCUMULATING[name](tg, x)
+    assert result.dtype == tg.int64
+    values = x.numpy().astype(np.int64)
+    expected = {
+        "sum": values.sum(), "sum_dim": values.sum(0, keepdims=True), "lib.sum": values.sum(),
+        "prod": values.prod(), "prod_dim": values.prod(1), "cumsum": values.cumsum(0),
+        "cumprod": values.cumprod(1), "nansum": values.sum(), "trace": np.trace(values),
+        "einsum_sum": values.sum(),
+    }[name]  # fmt: skip
+    np.testing.assert_array_equal(result.numpy(), expected)
+
+
+def test_a_dtype_argument_still_chooses_the_accumulator():
+    x = tg.tensor([200, 100], dtype=tg.uint8)
+    assert x.sum(dtype=tg.uint8).item() == 44  # 300 wraps in uint8, as PyTorch's
+    assert x.cumsum(0, dtype=tg.int32).dtype == tg.int32
+    assert x.prod(dtype=tg.float64).dtype == tg.float64
+
+
+@pytest.mark.parametrize("dtype", INTEGRAL)
+@pytest.mark.parametrize("name", sorted(ACCUMULATING))
+def test_integer_sums_and_products_have_pytorchs_dtype(name, dtype):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor([[1, 2], [3, 255]]).to(getattr(lib, dtype))
+        try:
+            out = ACCUMULATING[name](lib, x)
+            results.append((str(out.dtype).removeprefix("torch."), out.tolist()))
+        except Exception as exc:
+            results.append(type(exc).__name__)
+    assert results[0] == results[1]
+
+
+def test_any_and_all_of_uint8_are_uint8_as_in_pytorch():
+    x = tg.tensor([[1, 0], [2, 3]], dtype=tg.uint8)
+    assert x.any().dtype == tg.uint8 and x.any().item() == 1
+    assert x.all(1).tolist() == [0, 1] and x.all(1).dtype == tg.uint8
+    assert tg.tensor([1, 0], dtype=tg.int8).any().dtype == tg.bool
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: b @ b,
+        lambda b: b.mm(b),
+        lambda b: b[0].dot(b[1]),
+        lambda b: b.mv(b[0]),
+        lambda b: tg.einsum("ij,jk->ik", b, b),
+        lambda b: tg.tensordot(b, b),
+        lambda b: F.linear(b, b),
+    ],
+    ids=["matmul", "mm", "dot", "mv", "einsum", "tensordot", "linear"],
+)
+def test_products_that_sum_refuse_bool_as_pytorch(call):
+    """PyTorch has no bool kernel for its matrix products ("addmm_impl_cpu_" not
+    implemented for 'Bool'); an einsum that sums nothing, outer and kron take bools."""
+    b = tg.tensor([[True, False], [True, True]])
+    with pytest.raises(NotImplementedError, match="Bool"):
+        call(b)
+    assert tg.einsum("i,j->ij", b[0], b[1]).tolist() == [[True, True], [False, False]]
+    assert tg.einsum("bi,bi->bi", b, b).dtype == tg.bool
+    assert b[0].outer(b[1]).dtype == tg.bool
+
+
+# --------------------------------------------------------------------------- normalized_shape
+NORMALIZED_SHAPES: list[tuple[str, Any, Any]] = [
+    ("int", 3, TypeError),
+    ("numpy_int", np.int64(3), TypeError),
+    ("tensor", tg.tensor([3]), TypeError),
+    ("float_element", (3.0,), TypeError),
+    ("bool_element", (True,), TypeError),
+    ("none", None, TypeError),
+    ("empty", (), RuntimeError),
+    ("tuple", (3,), None),
+    ("list", [3], None),
+    ("size", tg.ones(2, 3).shape[-1:], None),
+    ("numpy_int_element", (np.int64(3),), None),
+    ("tensor_element", [tg.tensor(3)], None),
+]
+
+
+@pytest.mark.parametrize("function", ["layer_norm", "rms_norm"])
+@pytest.mark.parametrize(
+    ("shape", "error"), [pytest.param(s, e, id=i) for i, s, e in NORMALIZED_SHAPES]
+)
+def test_normalized_shape_is_a_tuple_of_ints_as_pytorchs_parser_wants(function, shape, error):
+    """``F.rms_norm(x, 3)`` is PyTorch's TypeError ("must be tuple of ints, not int"), and
+    so is ``F.layer_norm(x, 3)``; the modules ``nn.LayerNorm(3)``/``nn.RMSNorm(3)`` take an
+    int. tensorgrad took the int in the functions too."""
+    x = tg.ones(2, 3)
+    call = getattr(F, function)
+    if error is None:
+        assert call(x, shape).shape == (2, 3)
+    else:
+        with pytest.raises(error, match="normalized_shape"):
+            call(x, shape)
+    module = {"layer_norm": tg.nn.LayerNorm, "rms_norm": tg.nn.RMSNorm}[function]
+    assert module(3)(x).shape == (2, 3)
+
+
+@pytest.mark.parametrize("function", ["layer_norm", "rms_norm"])
+@pytest.mark.parametrize("shape", [pytest.param(s, id=i) for i, s, _ in NORMALIZED_SHAPES])
+def test_normalized_shape_is_read_as_pytorch_reads_it(function, shape):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (tg, torch):
+        given = lib.tensor(shape.numpy()) if isinstance(shape, tg.Tensor) else shape
+        if isinstance(shape, list) and shape and isinstance(shape[0], tg.Tensor):
+            given = [lib.tensor(3)]
+        try:
+            outcomes.append(
+                tuple(getattr(lib.nn.functional, function)(lib.ones(2, 3), given).shape)
+            )
+        except Exception as exc:
+            outcomes.append(type(exc).__name__)
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tg.zeros(0, dtype=tg.bool) % 0,
+        lambda: tg.remainder(tg.zeros(0, dtype=tg.int64), tg.tensor(0)),
+        lambda: tg.fmod(tg.zeros(2, 0, dtype=tg.int32), tg.zeros(2, 1, dtype=tg.int32)),
+        lambda: tg.zeros(0, dtype=tg.int64) // 0,
+    ],
+    ids=["bool_mod", "remainder", "fmod", "floordiv"],
+)
+def test_an_integer_remainder_by_zero_of_nothing_is_empty(call):
+    """PyTorch raises for an integer divisor of 0 only where there is an element to compute
+    (``%`` of an empty bool tensor by 0 raised here; found by the slow differential fuzz)."""
+    assert call().numel() == 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tg.ones(2, dtype=tg.int64) % 0

@@ -278,7 +278,7 @@ def test_normalize_second_derivative(check_gradient):
     w = np.random.default_rng(6).standard_normal((4, 6))
 
     def grad_of_layer_norm() -> tg.Tensor:
-        out = (F.layer_norm(x, 6) * w).sum()
+        out = (F.layer_norm(x, (6,)) * w).sum()
         (g,) = tg.grad(out, [x], create_graph=True)
         return g
 

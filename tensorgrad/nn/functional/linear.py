@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tensorgrad import ops
 from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.math_methods import check_not_bool_product
 from tensorgrad.core.tensor import Tensor
 
 
@@ -11,6 +12,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` has shape (out_features, in_features)."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
     weight = as_tensor(weight)
+    check_not_bool_product("linear", x, weight)
     if weight.ndim == 1:  # PyTorch's: a vector of in_features weights, one output
         if bias is not None and x.ndim == 2:  # PyTorch's addmm path wants a matrix
             raise RuntimeError(f"linear: mat2 must be a matrix, got a 1-D weight {weight.shape}")

@@ -67,9 +67,31 @@ def batch_norm(
     return out
 
 
+def _normalized_shape(name: str, value: Any) -> tuple[int, ...]:
+    """``normalized_shape`` as PyTorch's parser takes it: a tuple, list or ``Size`` of ints
+    (0-d integer tensors too), never a bare int (the modules ``LayerNorm(3)`` and
+    ``RMSNorm(3)`` take one; the functions do not)."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(
+            f"{name}(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+            f"not {type(value).__name__}"
+        )
+    shape = []
+    for n in value:
+        if isinstance(n, Tensor) and n.ndim == 0 and n.dtype.kind in "iu":
+            n = n.item()
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise TypeError(
+                f"{name}(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+                f"but found element of type {type(n).__name__} at pos {len(shape)}"
+            )
+        shape.append(int(n))
+    return tuple(shape)
+
+
 def layer_norm(
     input: Tensor,
-    normalized_shape: int | Sequence[int],
+    normalized_shape: Sequence[int],
     weight: Tensor | None = None,
     bias: Tensor | None = None,
     eps: float = 1e-5,
@@ -77,7 +99,7 @@ def layer_norm(
     """Normalise each sample over its trailing ``normalized_shape`` dimensions, then scale
     and shift."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _normalized_shape("layer_norm", normalized_shape)
     if not shape:
         raise RuntimeError(
             "layer_norm: expected normalized_shape to be at least 1-dimensional, got []"
@@ -182,14 +204,18 @@ def instance_norm(
 
 def rms_norm(
     input: Tensor,
-    normalized_shape: int | Sequence[int],
+    normalized_shape: Sequence[int],
     weight: Tensor | None = None,
     eps: float | None = None,
 ) -> Tensor:
     """``x / sqrt(mean(x²) + eps)`` over the trailing ``normalized_shape`` dimensions, times
     ``weight``; ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
     x = input if isinstance(input, Tensor) else as_tensor(input)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _normalized_shape("rms_norm", normalized_shape)
+    if not shape:
+        raise RuntimeError(
+            "rms_norm: expected normalized_shape to be at least 1-dimensional, got []"
+        )
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
         raise RuntimeError(
             f"rms_norm: input of shape {x.shape} does not end with normalized_shape {shape}"

@@ -69,7 +69,7 @@ def _affine_samples(rng: np.random.Generator, cases) -> list[Sample]:
 _LAYER_NORM_CASES = [
     ("last", (2, 3), (3,), {"normalized_shape": (3,)}, "CCC"),
     ("last_two", (2, 3, 4), (3, 4), {"normalized_shape": (3, 4)}, "CCC"),
-    ("int_shape", (4, 2), (2,), {"normalized_shape": 2}, "CCC"),
+    ("list_shape", (4, 2), (2,), {"normalized_shape": [2]}, "CCC"),
     ("size1", (1,), (1,), {"normalized_shape": (1,)}, "CCC"),
     ("empty_batch", (0, 3), (3,), {"normalized_shape": (3,)}, "CCC"),
     ("views", (3, 4), (4,), {"normalized_shape": (4,)}, "TSC"),
@@ -91,6 +91,14 @@ register(
                 r"\(4,\)",
                 {"normalized_shape": (4,)},
                 "shape_mismatch",
+            ),
+            ErrorInput(
+                (np.ones((4, 2)), np.ones(2), np.ones(2)),
+                TypeError,
+                r"^layer_norm\(\): argument 'normalized_shape' \(position 2\) must be tuple of "
+                r"ints, not int",
+                {"normalized_shape": 2},
+                "int_shape",  # PyTorch's parser; the module LayerNorm(2) takes an int
             ),
         ),
     )
