@@ -296,7 +296,7 @@ def test_layer_norm_with_and_without_the_fused_op(monkeypatch, fused):
     x64, w64, b64 = rng.standard_normal((3, 5, 8)), rng.standard_normal(8), rng.standard_normal(8)
     g64 = rng.standard_normal((3, 5, 8))
     x, w, b = (tg.tensor(a.astype(np.float32), requires_grad=True) for a in (x64, w64, b64))
-    out = F.layer_norm(x, 8, w, b)
+    out = F.layer_norm(x, (8,), w, b)
     assert type(out.grad_fn.op).__name__ == ("LayerNorm" if fused else "Add")
     out.backward(tg.tensor(g64.astype(np.float32)))
     mean = x64.mean(-1, keepdims=True)

@@ -38,7 +38,7 @@ def test_layer_norm_and_linear_gradients_with_and_without_blas_sums(monkeypatch,
             tg.tensor(a.astype(dtype), requires_grad=True) for a in (x64, w64, b64, lw64, lb64)
         ]
         x, w, b, lw, lb = tensors
-        out = F.linear(F.layer_norm(x, 8, w, b), lw, lb)
+        out = F.linear(F.layer_norm(x, (8,), w, b), lw, lb)
         out.backward(tg.tensor(g64.astype(dtype)))
         results[dtype] = [out.detach().numpy()] + [t.grad.numpy() for t in tensors]
     for ours, exact in zip(results[np.float32], results[np.float64], strict=True):
