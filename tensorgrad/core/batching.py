@@ -38,6 +38,7 @@ import numpy as np
 
 from tensorgrad import ops
 from tensorgrad.core import engine, forward
+from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.ops.base import normalize_axis, reduction_axes
 
@@ -667,21 +668,7 @@ def _loop(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
             f"vmap: {op.name} has no batching rule, and over an empty batch there is no "
             "sample to run it on"
         )
-    flat = []
-    for x in inputs:
-        if not levels_of(x):
-            flat.append(None)
-            continue
-        expanded = lift(x, levels, expand=True)
-        shape = (
-            count,
-            *np.shape(expanded._data if isinstance(x, Tensor) else expanded)[len(levels) :],
-        )
-        flat.append(
-            _run(ops.Reshape(shape), expanded)
-            if isinstance(x, Tensor)
-            else np.asarray(expanded).reshape(shape)
-        )
+    flat = [_samples(x, levels, count) for x in inputs]
     per_sample = {name: _per_sample(getattr(op, name), levels, count) for name in _param_levels(op)}
     outs = []
     for i in range(count):
@@ -691,8 +678,19 @@ def _loop(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
         ]
         settings = {name: values[i] for name, values in per_sample.items()}
         outs.append(_run(_fresh(op, **settings), *picked))
-    stacked = _run(ops.Stack(0), *outs)
-    return batched(_run(ops.Reshape((*sizes, *stacked._data.shape[1:])), stacked), levels)
+    return _stacked(outs, sizes, levels, op.name)
+
+
+def _samples(x: Any, levels: tuple[int, ...], count: int) -> Any:
+    """A batched operand as (count, *its logical shape), for picking sample i out (a
+    recorded reshape for a tensor); None for an unbatched one."""
+    if not levels_of(x):
+        return None
+    expanded = lift(x, levels, expand=True)
+    if isinstance(x, Tensor):
+        return _run(ops.Reshape((count, *expanded._data.shape[len(levels) :])), expanded)
+    expanded = np.asarray(expanded)
+    return expanded.reshape(count, *expanded.shape[len(levels) :])
 
 
 def _per_sample(value: Any, levels: tuple[int, ...], count: int) -> list:
@@ -705,61 +703,28 @@ def _per_sample(value: Any, levels: tuple[int, ...], count: int) -> list:
             )
             for i in range(count)
         ]
-    flat = np.asarray(lift(value, levels, expand=True))
-    return list(flat.reshape(count, *flat.shape[len(levels) :]))
+    return list(_samples(value, levels, count))
 
 
 # --------------------------------------------------------------------------- methods
-def _flatten(tree: Any) -> tuple[list, Any]:
-    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
-        parts = [_flatten(item) for item in tree]
-        return [leaf for sub, _ in parts for leaf in sub], (
-            type(tree),
-            [spec for _, spec in parts],
-            [len(sub) for sub, _ in parts],
-        )
-    if isinstance(tree, dict):
-        leaves, spec = _flatten(list(tree.values()))
-        return leaves, (dict, list(tree), spec)
-    return [tree], None
-
-
-def _unflatten(leaves: Sequence[Any], spec: Any) -> Any:
-    if spec is None:
-        return leaves[0]
-    if spec[0] is dict:
-        return dict(zip(spec[1], _unflatten(leaves, spec[2]), strict=True))
-    kind, specs, counts = spec
-    items, start = [], 0
-    for sub, count in zip(specs, counts, strict=True):
-        items.append(_unflatten(leaves[start : start + count], sub))
-        start += count
-    return kind(items)
-
-
 def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
     """A method that reads values (``engine.reads_values``), once per sample of its batched
     tensors, the results stacked as batched tensors (a named tuple of them field by field)."""
-    leaves, spec = _flatten((args, kwargs))
+    leaves, spec = tree_flatten((args, kwargs))
     levels = _union([levels_of(x) for x in leaves if isinstance(x, Tensor)])
     if not levels:
         return method(*args, **kwargs)
     sizes = _sizes(levels)
     count = math.prod(sizes)
     state.looped[method.__name__] += 1
-    flat = [
-        _run(ops.Reshape((count, *x.shape)), lift(x, levels, expand=True))
-        if isinstance(x, Tensor) and levels_of(x)
-        else None
-        for x in leaves
-    ]
+    flat = [_samples(x, levels, count) if isinstance(x, Tensor) else None for x in leaves]
     results = []
     for i in range(count):
         picked = [
             x if f is None else plain(_run(ops.GetItem(i), f))
             for x, f in zip(leaves, flat, strict=True)
         ]
-        a, kw = _unflatten(picked, spec)
+        a, kw = tree_unflatten(picked, spec)
         results.append(method(*a, **kw))
     if not results:
         raise RuntimeError(f"vmap: {method.__name__} reads values, and the batch is empty")
@@ -767,6 +732,7 @@ def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
 
 
 def _stacked(results: list, sizes: tuple[int, ...], levels: tuple[int, ...], name: str) -> Any:
+    """The per-sample results as batched tensors (a named tuple of them field by field)."""
     first = results[0]
     if isinstance(first, Tensor):
         stacked = _run(ops.Stack(0), *results)

@@ -44,6 +44,7 @@ import numpy as np
 
 import tensorgrad as tg
 from tensorgrad.core import engine
+from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.onnx import second_run
 from tensorgrad.onnx.converters import CONVERTERS
@@ -346,7 +347,7 @@ def export(
             f"{MIN_OPSET} to {newest} (the installed onnx's newest)"
         )
     positional, keywords = _split_args(args, kwargs)
-    positional, structure = _flat_args(positional)
+    positional, structure = tree_flatten(list(positional))  # (h, c): two graph inputs
     copies = [_copy(v, f"args[{i}]") for i, v in enumerate(positional)]
     keyword_copies = {k: _copy(v, f"kwargs[{k!r}]") for k, v in keywords.items()}
     inputs = copies + list(keyword_copies.values())
@@ -417,7 +418,7 @@ def _run(
     inputs: list[Tensor],
     copies: list[Tensor],
     keyword_copies: dict[str, Tensor],
-    structure: list | None = None,
+    structure: Any = None,
 ) -> _Run:
     """Run the model once on the copies, recording."""
     global _exporting
@@ -433,7 +434,9 @@ def _run(
         with tg.enable_grad(), names or contextlib.nullcontext():
             # the model gets clones (recorded: Identity in ONNX), so that it may change its
             # inputs in place (``relu_``), which a leaf that requires grad refuses
-            args_in = _nested([c.clone() for c in copies], structure)
+            args_in = [c.clone() for c in copies]
+            if structure is not None:
+                args_in = tree_unflatten(args_in, structure)
             kwargs_in = {k: c.clone() for k, c in keyword_copies.items()}
             result = model(*args_in, **kwargs_in)
     finally:
@@ -447,39 +450,6 @@ def _run(
             f"{type(result).__name__}"
         )
     return _Run(inputs, outputs, names)
-
-
-def _flat_args(positional: Sequence[Any]) -> tuple[list, list]:
-    """The positional arguments with nested tuples and lists of tensors flattened (a hidden
-    state ``(h, c)`` gives two graph inputs, as PyTorch's export does), and the structure to
-    rebuild them: per argument, None for one tensor, else the nested shape of counts."""
-    flat: list = []
-    structure: list = []
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, (tuple, list)):
-            return (type(item), [walk(part) for part in item])
-        flat.append(item)
-        return None
-
-    for arg in positional:
-        structure.append(walk(arg))
-    return flat, structure
-
-
-def _nested(flat: list, structure: list | None) -> list:
-    """The arguments again, from :func:`_flat_args`'s flat list and structure."""
-    if structure is None:
-        return flat
-    leaves = iter(flat)
-
-    def build(node: Any) -> Any:
-        if node is None:
-            return next(leaves)
-        kind, parts = node
-        return kind(build(part) for part in parts)
-
-    return [build(node) for node in structure]
 
 
 def _flattened(result: Any) -> list[Tensor] | None:
@@ -519,7 +489,7 @@ def _other_run(
     in_names: list[str],
     dynamic: dict[str, dict[int, str]],
     run: int,
-    structure: list | None = None,
+    structure: Any = None,
 ) -> _Run:
     """The model once more, on other values and sizes (:mod:`tensorgrad.onnx.second_run`):
     the second run (``run=2``) or the third, ONNX Runtime's check (``run=3``)."""
