@@ -55,6 +55,11 @@ def _is_free(grad: Any) -> bool:
     return getrefcount(grad) == _SOLE and type(grad) is np.ndarray and grad.base is None
 
 
+#: indexing's VJP added straight into its input's gradient so far (:func:`_add_into`): a
+#: split into q, k and v fills one array instead of three zero arrays added up; off: False
+ADD_INTO = True
+
+
 # --------------------------------------------------------------------------- checks
 def _check_versions(node: Node) -> None:
     """Refuse to differentiate through values that were changed in place after being saved
@@ -267,6 +272,8 @@ def _visit(
         ]
         input_grads = op.backward(grad, node_tensor(node, node.out), *values)
     else:
+        if ADD_INTO and op.adds_into_input and not state.anomaly and _add_into(node, grad, grads):
+            return
         free = _is_free(grad)
         op.grad_is_free = free
         input_grads = op.backward(grad, node.out, *node.inputs)
@@ -287,6 +294,27 @@ def _visit(
                 grads[parent] = input_grad
                 if type(parent) not in TENSOR_TYPES:  # a node: its turn will come
                     heappush(heap, (-parent.seq, parent))
+
+
+def _add_into(node: Node, grad: Any, grads: dict[Any, Any]) -> bool:
+    """Speed: hand an op whose VJP touches part of its one input (a slice, a row lookup) the
+    input's gradient summed so far, to add its part in place; True when it did. A split into
+    q, k and v then fills one array, where each slice's VJP made a zeros array of the whole
+    and the sweep added them up. Only for an array that the sweep alone refers to (reference
+    counting is the proof, as in :func:`_is_free`)."""
+    parent = node.parents[0]
+    total = grads.get(parent)
+    if (
+        total is None
+        or type(total) is not np.ndarray
+        or type(grad) is not np.ndarray
+        or total.base is not None
+        or _count(total) != _SOLE + 1  # (the grads dict's reference besides ours)
+        or not total.flags.writeable
+        or not node.op.needs_input_grad[0]
+    ):
+        return False
+    return node.op.add_into(total, grad)
 
 
 def _store(

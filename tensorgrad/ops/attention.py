@@ -9,7 +9,9 @@ The VJP needs only the probabilities P (and the dropout mask):
     dS = P ⊙ (dP − rowsum(dP ⊙ P))          the softmax VJP, row by row
     dQ = dS K · scale,   dK = dSᵀ Q · scale,   d(mask) = dS (summed to the mask's shape)
 
-so this op keeps P in ``saved`` and nothing else of size L × S.
+so this op keeps P in ``saved`` and nothing else of size L × S. The row sums need no pass
+over P: rowsum(dP ⊙ P) = dO · O, query by query (O = P̃ V), so backward reads the output, as
+PyTorch's does (an in-place change to it is refused).
 """
 
 from __future__ import annotations
@@ -142,44 +144,45 @@ class ScaledDotProductAttention(Op):
         return (p * dropout) @ v
 
     def backward(self, grad, out, q, k, v, mask=None, dropout=None):
-        recorded = not all(isinstance(x, np.ndarray) for x in (q, k, v))
-        p = self._probabilities(q, k, mask) if recorded else self.saved
-        kept = p if dropout is None else p * dropout
         nq, nk, nv, nmask = self.needs_input_grad[:4]
+        if all(type(x) is np.ndarray for x in (q, k, v, grad, out)):
+            return self._backward_of_arrays(grad, out, q, k, v, mask, dropout)
+        p = self._probabilities(q, k, mask)  # recording on Tensors (create_graph)
+        kept = p if dropout is None else p * dropout
         dv = sum_to(_swap(kept) @ grad, shape_of(v)) if nv else None
         if not (nq or nk or nmask):
             return (None, None, dv, None, None)
-        if (
-            type(p) is np.ndarray
-            and type(grad) is np.ndarray
-            and type(v) is np.ndarray
-            and _swap(p).flags.c_contiguous
-        ):  # Pᵀ in C order (KEYS_MAJOR): dSᵀ in the same layout, in place on a fresh dPᵀ
-            p_t = _swap(p)
-            dp_t = v @ _swap(grad)
-            if dropout is not None:
-                dp_t *= _swap(dropout)
-            dp_t -= np.add.reduce(dp_t * p_t, axis=-2, keepdims=True)
-            dp_t *= p_t
-            dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
-            dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
-            dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None
-            return (dq, dk, dv, dmask, None)
         dp = grad @ _swap(v)
-        if type(dp) is np.ndarray and type(p) is np.ndarray:  # in place on the fresh dp
-            if dropout is not None:
-                dp *= dropout
-            dp -= np.add.reduce(dp * p, axis=-1, keepdims=True)
-            dp *= p
-            ds = dp
-        else:
-            if dropout is not None:
-                dp = dp * dropout
-            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+        if dropout is not None:
+            dp = dp * dropout
+        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
         dq = sum_to((ds @ k) * self.scale, shape_of(q)) if nq else None
         dk = sum_to((_swap(ds) @ q) * self.scale, shape_of(k)) if nk else None
         dmask = sum_to(ds, shape_of(mask)) if nmask else None
         return (dq, dk, dv, dmask, None)
+
+    def _backward_of_arrays(self, grad, out, q, k, v, mask, dropout):
+        """The VJP from the saved P, in Pᵀ's layout (…, S, L), in place on a fresh dPᵀ:
+        dSᵀ = Pᵀ ⊙ (dPᵀ − D), where D, each query's Σ_s P dP, is dO · O (FlashAttention's
+        identity, also with dropout: no pass over P for a row sum)."""
+        nq, nk, nv, nmask = self.needs_input_grad[:4]
+        p_t = np.ascontiguousarray(_swap(self.saved))
+        kept_t = p_t if dropout is None else p_t * _swap(dropout)
+        dv = sum_to(kept_t @ grad, shape_of(v)) if nv else None
+        if not (nq or nk or nmask):
+            return (None, None, dv, None, None)
+        dp_t = v @ _swap(grad)
+        if dropout is not None:
+            dp_t *= _swap(dropout)
+        dp_t -= np.einsum("...e,...e->...", grad, out)[..., None, :]
+        dp_t *= p_t
+        dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
+        dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
+        dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None
+        return (dq, dk, dv, dmask, None)
+
+    def reads_output(self, needs: list[bool]) -> bool:
+        return needs[0] or needs[1] or needs[3]  # D = dO · O, for q's, k's and the mask's
 
     def jvp(self, tangents, out, q, k, v, mask=None, dropout=None):
         """Forward mode: ``Ṡ = (q̇ kᵀ + q k̇ᵀ)·scale + ṁ``, ``Ṗ = P ⊙ (Ṡ − rowsum(P ⊙ Ṡ))``,

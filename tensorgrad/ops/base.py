@@ -57,6 +57,10 @@ class Op(ABC):
     jvp: Any = None
     no_jvp: ClassVar[str] = ""
 
+    #: an op of one input whose VJP adds into part of it (indexing) defines ``add_into``
+    #: and sets this: the sweep then lets it add into the input's gradient so far in place
+    adds_into_input: ClassVar[bool] = False
+
     #: the op's batching rule for vmap, by name (``tensorgrad.core.batching.RULES``): how
     #: the op made for one sample's shapes runs on a batch's arrays ("elementwise",
     #: "reduction", ...). Empty: vmap runs the op once per sample (correct, slower).

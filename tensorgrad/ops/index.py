@@ -40,6 +40,23 @@ class GetItem(Op):
     def backward(self, grad, out, x):
         return (call(IndexAdd, grad, shape=shape_of(x), index=self.index),)
 
+    adds_into_input = True
+
+    def add_into(self, total: np.ndarray, grad: np.ndarray) -> bool:
+        """The VJP added into ``total``, x's gradient so far (the sweep's own array), in
+        place: no zeros array of x's shape per slice. False, doing nothing, where it cannot."""
+        if total.dtype != grad.dtype:
+            return False
+        index = self.index
+        if is_basic_index(index):
+            part = total[index]
+            if type(part) is not np.ndarray:  # integers picked one element: not a view
+                return False
+            part += grad
+        else:
+            IndexAdd(total.shape, index).add(total, grad)
+        return True
+
     jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
 
@@ -102,11 +119,19 @@ class IndexAdd(Op):
         single_mask = isinstance(index, np.ndarray) and index.dtype == np.bool_
         if is_basic_index(index) or single_mask:
             result[index] = values
+        else:
+            self.add(result, values)
+        return result
+
+    def add(self, result: np.ndarray, values: Any) -> None:
+        """``result[index] += values`` in place, repeated indices accumulating."""
+        index = self.index
+        if isinstance(index, np.ndarray) and index.dtype == np.bool_:
+            result[index] += values
         elif SORTED_SCATTER and _rows_index(index, result):
             _add_rows(result, index, values)
         else:
             np.add.at(result, index, values)
-        return result
 
     def backward(self, grad, out, values):
         return (grad[self.index],)

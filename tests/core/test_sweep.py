@@ -214,6 +214,72 @@ def test_the_engine_frees_a_gradient_only_when_nothing_else_holds_it():
     np.testing.assert_array_equal(kept.grad.numpy(), [3.0, 3.0])
 
 
+def _pieces_and_gradients(x: tg.Tensor, hooked: list) -> list[tg.Tensor]:
+    """Losses reading x through slices, a split, integer picks, a row lookup, a mask and
+    other ops, in several orders: each piece's VJP may add into x's gradient so far."""
+    q, k, v = x.split(2, dim=1)
+    rows = x[tg.tensor(np.array([0, 2, 0, 1]))]  # repeated rows accumulate
+    mask = x[x.detach() > 0]
+    overlap = x[:, 1:4] * x[:, 0:3]  # overlapping slices
+    s = x * 1.0
+    s.register_hook(lambda g: hooked.append(g.numpy().copy()))
+    first, second = s[0], s[1, 2]  # a row and one element (not a view: the usual VJP)
+    return [
+        (q * k).sum() + v.exp().sum(),
+        rows.sin().sum() + mask.square().sum() + overlap.sum(),
+        first.sum() * 3 + second * 5 + (s * s).sum(),
+    ]
+
+
+@pytest.mark.parametrize("add_into", [True, False], ids=["add_into", "zeros_then_add"])
+def test_indexing_vjps_added_into_the_gradient_so_far_match_the_plain_sum(monkeypatch, add_into):
+    """The ADD_INTO trick (each indexing VJP adds its part in place into the input's
+    gradient so far) gives the gradients of the plain way (a zeros array per piece, summed)."""
+    from tensorgrad.core import sweep
+
+    monkeypatch.setattr(sweep, "ADD_INTO", add_into)
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((3, 6))
+    x = leaf(values)
+    hooked = []
+    losses = _pieces_and_gradients(x, hooked)
+    sum(losses).backward()
+    q, k, v = values[:, 0:2], values[:, 2:4], values[:, 4:6]
+    expected = np.zeros_like(values)
+    expected[:, 0:2] += k
+    expected[:, 2:4] += q
+    expected[:, 4:6] += np.exp(v)
+    for r in (0, 2, 0, 1):
+        expected[r] += np.cos(values[r])
+    expected += np.where(values > 0, 2 * values, 0)
+    expected[:, 1:4] += values[:, 0:3]
+    expected[:, 0:3] += values[:, 1:4]
+    expected[0] += 3
+    expected[1, 2] += 5
+    expected += 2 * values
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14, atol=1e-14)
+    s_grad = 2 * values
+    s_grad[0] += 3
+    s_grad[1, 2] += 5
+    np.testing.assert_allclose(hooked[0], s_grad, rtol=1e-14)  # the hook saw the whole sum
+
+
+def test_adding_into_leaves_shared_and_kept_gradients_alone():
+    """A gradient so far that something else holds (an Add hands one array to both inputs, a
+    retained gradient) is not added into: the pieces go the plain way."""
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = x * 1.0
+    y.retain_grad()
+    (y[0] * 2).sum().backward(retain_graph=True)
+    kept = y.grad.numpy().copy()
+    a, b = x * 1.0, x * 2.0
+    piece = a[:, :2]  # older than the add: its VJP comes after the add's
+    ((a + b).sum() + piece.sum()).backward()  # add's VJP: one array for a and for b
+    np.testing.assert_array_equal(kept, [[2, 2, 2], [0, 0, 0]])
+    # 2 from the first backward; then a's 1 (+1 where the piece is) and b's 2
+    np.testing.assert_array_equal(x.grad.numpy(), [[6, 6, 5], [4, 4, 3]])
+
+
 def test_gradient_of_leaf_not_a_view_of_an_intermediate():
     x = leaf(np.ones((2, 3)))
     y = x.reshape(3, 2)

@@ -1,5 +1,6 @@
-"""Scaled dot-product attention with its probabilities computed keys-major (``KEYS_MAJOR``,
-Pᵀ in C order) and query-major: the same values and gradients."""
+"""Scaled dot-product attention: its probabilities computed keys-major (``KEYS_MAJOR``, Pᵀ in C
+order) and query-major give the same values and gradients; backward's row sums from the
+output; an output changed in place refused."""
 
 from __future__ import annotations
 
@@ -49,3 +50,37 @@ def test_keys_major_and_query_major_probabilities_agree(monkeypatch, dtype, case
     np.testing.assert_allclose(results[True][0], results[False][0], rtol=tolerance, atol=tolerance)
     for a, b in zip(results[True][1], results[False][1], strict=True):
         np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dropout", [False, True])
+def test_backward_row_sums_from_the_output_match_the_softmax_vjp(dropout):
+    """Backward takes each query's Σ_s P dP as dO · O: the gradients equal those of the
+    softmax VJP written out (float64, with a mask and dropout)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal(s) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 3)))
+    mask = rng.standard_normal((4, 6))
+    keep = (rng.random((2, 3, 4, 6)) > 0.4) / 0.6 if dropout else None
+    _, grads = _run(q, k, v, mask, keep, causal=False)
+    scores = q @ np.swapaxes(k, -1, -2) * 0.3 + mask
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    d = np.ones_like(p) if keep is None else keep
+    g = np.random.default_rng(9).standard_normal((2, 3, 4, 3))
+    dp = (g @ np.swapaxes(v, -1, -2)) * d
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    expected = [ds @ k * 0.3, np.swapaxes(ds, -1, -2) @ q * 0.3, np.swapaxes(p * d, -1, -2) @ g]
+    for got, want in zip(grads, [*expected, ds.sum((0, 1))], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_an_output_changed_in_place_is_refused_as_pytorch_does():
+    q, k, v = (tg.tensor(np.ones((1, 2, 3)), requires_grad=True) for _ in range(3))
+    out = tg.nn.functional.scaled_dot_product_attention(q, k, v)
+    out.add_(1)  # backward reads the output (dO · O): PyTorch's CPU kernel refuses too
+    with pytest.raises(RuntimeError, match="modified in place"):
+        out.sum().backward()
+    v_only = tg.tensor(np.ones((1, 2, 3)), requires_grad=True)
+    out = tg.nn.functional.scaled_dot_product_attention(q.detach(), k.detach(), v_only)
+    out.add_(1)  # only v's gradient: P alone, the output is not read
+    out.sum().backward()
+    np.testing.assert_allclose(v_only.grad.numpy(), np.ones((1, 2, 3)))
