@@ -54,7 +54,10 @@ class Transpose(Op):
     def backward(self, grad, out, x):
         if self.axes is None:
             return (np.transpose(grad),)
-        return (np.transpose(grad, tuple(np.argsort([a % x.ndim for a in self.axes]))),)
+        inverse = [0] * len(self.axes)  # the permutation that undoes axes
+        for position, axis in enumerate(self.axes):
+            inverse[axis % len(self.axes)] = position
+        return (np.transpose(grad, inverse),)
 
     jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 
