@@ -54,7 +54,8 @@ def test_sdpa_keeps_only_the_probabilities_for_backward():
     out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     op = out.grad_fn.op
     assert type(op).__name__ == "ScaledDotProductAttention"
-    assert op.saved.shape == (2, 4, 8, 8)  # P, and nothing else of size L × S
+    numerators, sums = op.saved  # P's numerators and their row sums: one array of L × S
+    assert numerators.shape == (2, 4, 8, 8) and sums.shape == (2, 4, 8)
 
 
 def test_sdpa_gradients_and_dropout(check_gradient):
