@@ -192,8 +192,6 @@ def _integral(args: tuple) -> bool:
 #: the deliberate differences (docs/porting.md, "What differs"), by the call's name: a
 #: predicate of the arguments saying where they apply; such calls are not compared
 DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
-    # PyTorch's vectorized gelu gives NaN at ±inf; tensorgrad the limits (inf and 0)
-    "gelu": _special,
     # relu passes the gradient through NaN in PyTorch; tensorgrad's is 0 there
     "relu": _special,
     # with infinite logits PyTorch's fused formula gives NaN; tensorgrad the limit
