@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -231,6 +232,81 @@ def check_agreement(found: list[Trainer], batch: tuple[np.ndarray, np.ndarray]) 
     return row
 
 
+# --------------------------------------------------------------------------- the ops
+def op_cases(lib: Any, config: Config) -> dict[str, tuple[Callable[..., Any], list[tuple]]]:
+    """The GPT block's ops at ``config``'s shapes, by name: a function of tensors built from
+    one source for both libraries, and its input shapes (float32, all requiring grad)."""
+    F = lib.nn.functional
+    b, t, c, h = config.batch, config.context, config.width, config.heads
+
+    def split_heads(qkv):  # the block's q/k/v split and head views, and the merge after
+        q, k, v = qkv.split(c, dim=2)
+        q, k, v = (z.view(b, t, h, c // h).transpose(1, 2) for z in (q, k, v))
+        return (q * k + v).transpose(1, 2).contiguous().view(b, t, c)
+
+    return {
+        "linear (c → 4c)": (F.linear, [(b, t, c), (4 * c, c), (4 * c,)]),
+        "linear (4c → c)": (F.linear, [(b, t, 4 * c), (c, 4 * c), (c,)]),
+        "gelu": (F.gelu, [(b, t, 4 * c)]),
+        "layer_norm": (lambda x, w, bias: F.layer_norm(x, (c,), w, bias), [(b, t, c), (c,), (c,)]),
+        "scaled_dot_product_attention (causal)": (
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            [(b, h, t, c // h)] * 3,
+        ),
+        "q/k/v split, head views, merge": (split_heads, [(b, t, 3 * c)]),
+        "cross_entropy": (
+            lambda x: F.cross_entropy(x, lib.from_numpy(np.arange(b * t) % config.vocab)),
+            [(b * t, config.vocab)],
+        ),
+    }
+
+
+def _op_task(lib: Any, function: Callable[..., Any], shapes: list[tuple]) -> Callable[[], None]:
+    """A task running ``function`` forward and backward (from a gradient of ones) once."""
+    rng = np.random.default_rng(0)
+    tensors = [
+        lib.from_numpy(rng.standard_normal(shape).astype(np.float32)).requires_grad_()
+        for shape in shapes
+    ]
+    seed = None
+
+    def task() -> None:
+        nonlocal seed
+        for tensor in tensors:
+            tensor.grad = None
+        out = function(*tensors)
+        if seed is None:
+            seed = lib.ones_like(out)
+        out.backward(seed)
+
+    return task
+
+
+def op_rows(config: Config, rounds: int, warmup: int) -> list[list[str]]:
+    """Each op of :func:`op_cases` forward + backward, tensorgrad and PyTorch interleaved:
+    where a training step's difference comes from."""
+    import tensorgrad
+
+    torch = common.torch()
+    ours, theirs = op_cases(tensorgrad, config), op_cases(torch, config) if torch else {}
+    rows = []
+    for name, (function, shapes) in ours.items():
+        tasks = {"tensorgrad": _op_task(tensorgrad, function, shapes)}
+        if torch is not None:
+            tasks["PyTorch"] = _op_task(torch, theirs[name][0], shapes)
+        times = common.interleaved(tasks, rounds, warmup)
+        median = common.Summary.of(times["tensorgrad"]).median * 1e6
+        if torch is None:
+            rows.append([name, common.number(median), "n/a", "n/a"])
+            continue
+        relative = common.paired_ratios(times["PyTorch"], times["tensorgrad"])
+        theirs_median = common.Summary.of(times["PyTorch"]).median * 1e6
+        rows.append(
+            [name, common.number(median), common.number(theirs_median), common.ratio(relative)]
+        )
+    return rows
+
+
 # --------------------------------------------------------------------------- timing
 def _task(trainer: Trainer, data: list, chunk: int):
     """A task timing ``chunk`` steps on the next batches (cycling), after one untimed step."""
@@ -319,6 +395,16 @@ def run(args: argparse.Namespace) -> str:
         "\n**Interleaved in one process** (ms per training step, median):\n",
         common.table(
             ["model", "tensorgrad", "PyTorch", "× PyTorch (min–max)", "target"], interleaved
+        ),
+    ]
+    op_rounds = settings.pick(full=100, quick=40, smoke=1)
+    parts += [
+        f"\n**Where the difference is**: the {configs[0].name} block's ops, forward and "
+        f"backward from a gradient of ones, interleaved ({op_rounds} rounds; µs, median; "
+        "× PyTorch above 1 is faster than PyTorch):\n",
+        common.table(
+            ["op", "tensorgrad (µs)", "PyTorch (µs)", "× PyTorch (min–max)"],
+            op_rows(configs[0], op_rounds, settings.warmup),
         ),
     ]
     if alone:

@@ -19,11 +19,12 @@ from tests.test_bench import smoke_args, tables
 
 def test_seq_reports_agreement_interleaved_and_alone():
     text = seq.run(smoke_args())
-    agreement, interleaved, *alone = tables(text)
+    agreement, interleaved, ops, *alone = tables(text)
     names = [config.name for config in seq.SMOKE]
     assert [row[0] for row in agreement[2:]] == names
     assert [row[0] for row in interleaved[2:]] == names
     assert all(float(row[1]) > 0 for row in interleaved[2:])
+    assert len(ops) == 2 + len(seq.op_cases(__import__("tensorgrad"), seq.SMOKE[0]))
     if common.torch() is None:
         assert alone == [] and all(row[2] == "n/a" for row in interleaved[2:])
         return
@@ -71,3 +72,13 @@ def test_agreement_check_refuses_different_weights():
 def test_seq_is_a_section_of_the_command_line():
     assert "seq" in cli.parse_args([]).only
     assert cli.parse_args(["--only", "seq"]).only == ["seq"]
+
+
+def test_the_op_table_runs_each_op_of_the_block_forward_and_backward():
+    """The per-op table (where a step's difference comes from) names every op of the block
+    and times it; without PyTorch its columns say n/a."""
+    rows = seq.op_rows(seq.SMOKE[0], rounds=1, warmup=0)
+    assert [row[0] for row in rows] == list(seq.op_cases(__import__("tensorgrad"), seq.SMOKE[0]))
+    assert all(float(row[1].replace(",", "")) > 0 for row in rows)
+    if common.torch() is not None:
+        assert all(re.fullmatch(r"[\d.]+× \([\d.]+–[\d.]+\)", row[3]) for row in rows)
