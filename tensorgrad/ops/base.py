@@ -185,8 +185,12 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the checks
+        return (axis % ndim,)
     if isinstance(axis, (int, np.integer)):
         axes = (axis,)
+    elif type(axis) is tuple:
+        axes = axis
     elif isinstance(axis, Sequence) and not isinstance(axis, str):
         axes = tuple(axis)
     else:
