@@ -165,7 +165,7 @@ def test_conv1d_matches_torch(torch, kwargs, x_shape):
 def test_conv2d_without_input_channels_is_its_bias():
     """An empty sum is 0 (PyTorch 2.13 returns an empty (2, 0, 3, 3) here when given a bias,
     and (2, 3, 3, 3) zeros without one)."""
-    bias = np.arange(3.0)
+    bias = np.arange(3.0, dtype=np.float32)
     out = F.conv2d(tg.ones(2, 0, 5, 5), tg.ones(3, 0, 3, 3), tg.tensor(bias))
     np.testing.assert_array_equal(out.numpy(), np.broadcast_to(bias[:, None, None], (2, 3, 3, 3)))
 
