@@ -105,7 +105,7 @@ class IndexRangeError(IndexError, RuntimeError):
 
 class DtypeError(RuntimeError, TypeError):
     """A dtype an op refuses where PyTorch raises RuntimeError (a non-bool mask for ``where``
-    or ``masked_fill``, mixed dtypes in ``mm``); a TypeError too."""
+    or ``masked_fill``, mixed dtypes in ``mm``, ``linear`` or a convolution); a TypeError too."""
 
 
 def as_dtype(dtype: Any) -> np.dtype | None:

@@ -48,7 +48,7 @@ def minimum(input: Any, other: Any) -> Any:
 
 
 def matmul(input: Any, other: Any) -> Any:
-    return as_tensor(input) @ other
+    return as_tensor(input).matmul(other)
 
 
 @numpy_names

@@ -18,6 +18,7 @@ from tensorgrad import array_backend, grad_mode, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
+from tensorgrad.core.product_dtypes import check_kernel, check_matmul_dtypes, check_same_dtype
 from tensorgrad.ops.base import reduction_axes
 
 #: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
@@ -218,26 +219,29 @@ class MathMethods:
     divide = true_divide = div
 
     def matmul(self, other: Any) -> Any:
-        return self @ other
+        return _product("matmul", self, _tensor_argument("matmul", other), ("input", "other"))
 
     def mm(self, mat2: Any) -> Any:
         """Matrix product of two 2-D tensors (no broadcasting, as PyTorch's ``mm``)."""
+        _tensor_argument("mm", mat2, "mat2")
         _check_ndim("mm", self, 2, "self")
         _check_ndim("mm", mat2, 2, "mat2")
-        return self @ mat2  # @ refuses mixed dtypes
+        return _product("mm", self, mat2, ("self", "mat2"))
 
     def bmm(self, mat2: Any) -> Any:
         """Batched matrix product of two 3-D tensors with the same batch size."""
+        _tensor_argument("bmm", mat2, "mat2")
         _check_ndim("bmm", self, 3, "self")
         _check_ndim("bmm", mat2, 3, "mat2")
         if self.shape[0] != mat2.shape[0]:
             raise RuntimeError(f"bmm: batch sizes differ: {self.shape} and {tuple(mat2.shape)}")
-        return self @ mat2
+        return _product("bmm", self, mat2, ("self", "mat2"))
 
     def dot(self, other: Any) -> Any:
+        _tensor_argument("dot", other, "tensor")
         _check_ndim("dot", self, 1, "self")
         _check_ndim("dot", other, 1, "other")
-        return self @ other
+        return _product("dot", self, other, ("self", "other"))
 
     # ----------------------------------------------------------------- comparisons
     def eq(self, other: Any) -> Any:
@@ -1143,10 +1147,10 @@ class MathMethods:
 
     # ----------------------------------------------------------------- more products
     def mv(self, vec: Any) -> Any:
+        _tensor_argument("mv", vec, "vec")
         _check_ndim("mv", self, 2, "self")
         _check_ndim("mv", vec, 1, "vec")
-        _same_dtype("mv", self, vec)
-        return self @ vec
+        return _product("mv", self, vec, ("self", "vec"))
 
     def inner(self, other: Any) -> Any:
         """The sum over the last dimension of the product (PyTorch's ``inner``)."""
@@ -1174,13 +1178,21 @@ class MathMethods:
         return (spread_a * spread_b).reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
 
     def addmm(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        """``beta · self + alpha · (mat1 @ mat2)`` (``self`` ignored when beta is 0)."""
+        """``beta · self + alpha · (mat1 @ mat2)`` (``self`` ignored when beta is 0, but its
+        dtype must still be the product's, as in PyTorch)."""
+        check_same_dtype("addmm", ("self", self), ("mat1", mat1), ("mat2", mat2))
+        check_kernel("addmm", "addmm_impl_cpu_", self)
         return _add_product(self, engine.as_tensor(mat1).mm(mat2), beta, alpha)
 
     def addmv(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        check_same_dtype("addmv", ("self", self), ("mat", mat), ("vec", vec))
+        check_kernel("addmv", "addmv_impl_cpu", self)
         return _add_product(self, engine.as_tensor(mat).mv(vec), beta, alpha)
 
     def baddbmm(self, batch1: Any, batch2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
+        check_same_dtype("baddbmm", ("self", self), ("batch1", batch1))  # PyTorch's order
+        check_kernel("baddbmm", "baddbmm", self)
+        check_same_dtype("baddbmm", ("batch1", batch1), ("batch2", batch2))
         return _add_product(self, engine.as_tensor(batch1).bmm(batch2), beta, alpha)
 
     def addmm_(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
@@ -1372,27 +1384,10 @@ def _bound(value: Any) -> Any:
     return array_backend.scalar_operand(value)
 
 
-def check_matmul_dtypes(x: Any, y: Any) -> None:
-    """PyTorch's refusal of a matrix product of two dtypes (``mm``, ``bmm``, ``matmul``,
-    ``dot``, ``@``): the product is computed in one dtype, and a float32 model fed float64
-    data is a bug to report, not to promote silently."""
-    x_dtype, y_dtype = (getattr(_raw(v), "dtype", None) for v in (x, y))
-    if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
-        raise array_backend.DtypeError(
-            f"matmul: expected both operands to have the same dtype, got {x_dtype} (shape "
-            f"{np.shape(_raw(x))}) and {y_dtype} (shape {np.shape(_raw(y))})"
-        )
-    check_not_bool_product("matmul", x, y)
-
-
-def check_not_bool_product(name: str, x: Any, y: Any) -> None:
-    """PyTorch has no bool kernel for the matrix products, which sum (``mm``, ``matmul``,
-    ``dot``, ``linear``, an ``einsum`` that sums): its NotImplementedError."""
-    if getattr(_raw(x), "dtype", None) == np.bool_ or getattr(_raw(y), "dtype", None) == np.bool_:
-        raise NotImplementedError(
-            f"{name}: not implemented for 'Bool' (shapes {np.shape(_raw(x))} and "
-            f'{np.shape(_raw(y))}); PyTorch\'s "addmm_impl_cpu_" has no bool kernel either'
-        )
+def _product(name: str, x: Any, y: Any, names: tuple[str, str]) -> Any:
+    """The matrix product ``x @ y`` under ``name``'s dtype checks (``product_dtypes``)."""
+    check_matmul_dtypes(name, x, y, names)
+    return binary(ops.MatMul, x, y)
 
 
 def _truth_values(x: Any, found: Any) -> np.ndarray:
@@ -1456,12 +1451,12 @@ def _logical(ufunc: Any, x: Any, other: Any) -> Any:
         raise engine.named_error(ufunc.__name__, exc) from exc
 
 
-def _tensor_argument(name: str, other: Any) -> Any:
-    """``other`` where PyTorch asks for a Tensor (``maximum``, ``logical_and``, ``isclose``):
-    a Python number is its TypeError, not a broadcast constant."""
+def _tensor_argument(name: str, other: Any, what: str = "other") -> Any:
+    """``other`` where PyTorch asks for a Tensor (``maximum``, ``logical_and``, ``isclose``,
+    the matrix products): a Python number is its TypeError, not a broadcast constant."""
     if isinstance(other, (bool, int, float, complex, np.generic)):
         raise TypeError(
-            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+            f"{name}(): argument '{what}' (position 2) must be Tensor, not {type(other).__name__}"
         )
     return other
 

@@ -25,13 +25,16 @@ from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import (
     MathMethods,
-    check_matmul_dtypes,
     remainder,
     rounded_division,
 )
 from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
+from tensorgrad.core.product_dtypes import check_matmul_dtypes
 from tensorgrad.core.shape_methods import ShapeMethods, raw_index, torch_order
+
+#: what ``@`` refuses as an operand (PyTorch's TypeError): Python's and NumPy's numbers
+_NUMBERS = (bool, int, float, complex, np.generic)
 
 
 class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
@@ -489,11 +492,15 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return binary(ops.Pow, base, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        check_matmul_dtypes(self, other)
+        if isinstance(other, _NUMBERS):  # PyTorch's TypeError, from Python: no @ with a number
+            return NotImplemented
+        check_matmul_dtypes("matmul", self, other)
         return binary(ops.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        check_matmul_dtypes(other, self)
+        if isinstance(other, _NUMBERS):
+            return NotImplemented
+        check_matmul_dtypes("matmul", other, self)
         return binary(ops.MatMul, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:

@@ -165,7 +165,7 @@ def test_conv1d_matches_torch(torch, kwargs, x_shape):
 def test_conv2d_without_input_channels_is_its_bias():
     """An empty sum is 0 (PyTorch 2.13 returns an empty (2, 0, 3, 3) here when given a bias,
     and (2, 3, 3, 3) zeros without one)."""
-    bias = np.arange(3.0)
+    bias = np.arange(3.0, dtype=np.float32)
     out = F.conv2d(tg.ones(2, 0, 5, 5), tg.ones(3, 0, 3, 3), tg.tensor(bias))
     np.testing.assert_array_equal(out.numpy(), np.broadcast_to(bias[:, None, None], (2, 3, 3, 3)))
 
@@ -869,7 +869,7 @@ def test_docs_conv_examples_print_what_the_page_shows(capsys):
 def test_sequential_runs_a_conv2d_followed_by_a_relu_as_one_op():
     conv, relu = nn.Conv2d(2, 3, 3), nn.ReLU()
     model = nn.Sequential(conv, relu, nn.MaxPool2d(2), nn.Flatten(), nn.Linear(3, 4), nn.ReLU())
-    x = tg.tensor(np.random.default_rng(0).normal(size=(2, 2, 4, 4)))
+    x = tg.tensor(np.random.default_rng(0).normal(size=(2, 2, 4, 4)), dtype=tg.float32)
     assert nn.Sequential(conv, relu)(x).grad_fn.name == "conv2d_relu"
     assert nn.Sequential(relu, conv)(x).grad_fn.name == "conv2d"
     out = model(x)

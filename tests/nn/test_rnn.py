@@ -336,7 +336,7 @@ def test_step_rows_by_halving_or_one_slice_per_step(monkeypatch, halving, mode):
     for flag in (halving, not halving):
         monkeypatch.setattr(rnn_module, "HALVING_SPLIT", flag)
         tg.manual_seed(5)
-        layer = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True)
+        layer = getattr(nn, mode)(3, 4, num_layers=2, bidirectional=True).double()
         seqs = [tg.tensor(np.random.default_rng(n).standard_normal((n, 3))) for n in (7, 5, 2)]
         packed = rnn_utils.pack_sequence(seqs)
         out, _ = layer(packed)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.core.engine import apply
+from tensorgrad.core.product_dtypes import added_in_place, check_conv_dtypes
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
@@ -55,6 +56,7 @@ def _conv(
     pads = conv_padding(padding, kernel, stride, dilation, op)
     check_conv(op, x.shape, weight.shape, None if bias is None else bias.shape, stride, pads,
                dilation, groups)  # fmt: skip
+    check_conv_dtypes(op, x, weight, bias)
     x, added = batched(x, d + 2, op, "(N, C, H, W)" if d == 2 else "(N, C, L)")
     if d == 1:  # (N, C, L) as (N, C, 1, L)
         x = x.reshape((x.shape[0], x.shape[1], 1, x.shape[2]))
@@ -155,6 +157,9 @@ def _conv_transpose(
             f"{op}: weight must be {d + 2}-D (in_channels, out_channels/groups, kernel...), "
             f"got shape {weight.shape}"
         )
+    check_conv_dtypes(op, x, weight, bias, transposed=True)
+    if bias is not None:  # PyTorch adds it to the output in place
+        bias = added_in_place(op, x, bias)
     if d == 1:  # (N, C, L) as (N, C, 1, L)
         x = x.reshape((x.shape[0], x.shape[1], 1, x.shape[2]))
         weight = weight.reshape((weight.shape[0], weight.shape[1], 1, weight.shape[2]))

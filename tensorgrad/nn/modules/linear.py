@@ -9,6 +9,7 @@ from typing import Any
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.product_dtypes import check_linear_dtypes
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
 from tensorgrad.nn import init
@@ -84,17 +85,20 @@ def linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
     ``nn/modules/__init__.py``, where both layer types are known.)"""
 
     def run(x: Any) -> Tensor:
+        x = as_tensor(x)
         steps: list[str] = []
         params: list[Tensor] = []
         for layer in layers:
             if type(layer) is not Linear:  # the run's other members are ReLUs
                 steps.append("relu")
-            elif layer.bias is None:
-                steps.append("linear")
-                params.append(layer.weight)
-            else:
-                steps.append("linear+bias")
-                params += (layer.weight, layer.bias)
-        return apply(ops.LinearChain(tuple(steps)), as_tensor(x), *params)
+                continue
+            step = "linear" if layer.bias is None else "linear+bias"
+            # each layer's input has x's dtype and dimensions once the layers before pass
+            check_linear_dtypes(
+                f"linear_chain: step {len(steps)} ({step})", x, layer.weight, layer.bias
+            )
+            steps.append(step)
+            params += (layer.weight,) if layer.bias is None else (layer.weight, layer.bias)
+        return apply(ops.LinearChain(tuple(steps)), x, *params)
 
     return run

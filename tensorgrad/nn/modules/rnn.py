@@ -233,6 +233,12 @@ class RNNBase(Module):
 
     # ---------------------------------------------------------------- checks
     def _check_input(self, x: Tensor) -> None:
+        weight = getattr(self, self._flat_weights_names[0])
+        if x.dtype != weight.dtype:  # PyTorch's ValueError, before F.linear's RuntimeError
+            raise ValueError(
+                f"RNN input dtype ({x.dtype}) does not match weight dtype ({weight.dtype}). "
+                f"Convert input: input.to({weight.dtype}), or convert model: model.to({x.dtype})"
+            )
         if x.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
