@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.array_backend import ShapeError
+from tensorgrad.array_backend import ShapeError, cast
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
@@ -698,7 +698,9 @@ class Clone(Op):
 
 
 class Cast(Op):
-    """Change the dtype; the gradient is cast back to the input's dtype."""
+    """Change the dtype; the gradient is cast back to the input's dtype. NaN and ±inf to an
+    integer, or a float beyond a narrower float's range, convert silently, as PyTorch's
+    (``array_backend.cast``)."""
 
     batching = "elementwise"
 
@@ -708,13 +710,13 @@ class Cast(Op):
         self.dtype = np.dtype(dtype)
 
     def forward(self, x):
-        return x.astype(self.dtype)
+        return cast(x, self.dtype)
 
     def scalar_forward(self, x):
         return x  # a cast changes precision, not values: the identity
 
     def backward(self, grad, out, x):
-        return (grad.astype(x.dtype),)
+        return (cast(grad, x.dtype),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0].astype(self.dtype)
+        return cast(tangents[0], self.dtype)
