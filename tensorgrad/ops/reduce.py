@@ -223,7 +223,9 @@ class Prod(_Reduction):
     uses_output = True
 
     def forward(self, x):
-        return np.prod(x, axis=self._axes(x), keepdims=self.keepdims, dtype=np.result_type(x))
+        axes = self._axes(x)
+        with np.errstate(over="ignore"):  # beyond the dtype's range: ±inf, as PyTorch's
+            return np.prod(x, axis=axes, keepdims=self.keepdims, dtype=np.result_type(x))
 
     def backward(self, grad, out, x):
         g = self._expand(grad, x)
@@ -329,7 +331,9 @@ class LogSumExp(_Reduction):
         return out if self.keepdims else np.squeeze(out, axis=axes)
 
     def backward(self, grad, out, x):
-        return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
+        with np.errstate(invalid="ignore"):  # a slice of -inf: exp(-inf − -inf), NaN (PyTorch's)
+            return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
 
     def jvp(self, tangents, out, x):
-        return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])
+        with np.errstate(invalid="ignore"):
+            return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])
