@@ -770,11 +770,13 @@ class MathMethods:
         return 2.0 ** _floating_input(self)
 
     def logit(self, eps: float | None = None) -> Any:
-        """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given."""
+        """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given.
+        Composed as ``log p − log1p(−p)``, whose slope ``1/p + 1/(1 − p)`` is PyTorch's inf at
+        0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN)."""
         p = _floating_input(self)
         if eps is not None:
             p = p.clamp(eps, 1 - eps)
-        return (p / (1 - p)).log()
+        return p.log() - (-p).log1p()
 
     def deg2rad(self) -> Any:
         return _floating_input(self) * (math.pi / 180)
