@@ -57,10 +57,17 @@ class Sum(_Reduction):
 
 
 class Mean(_Reduction):
+    """The mean over ``axis``; of no elements, NaN without NumPy's warnings ("Mean of empty
+    slice", 0/0), as PyTorch's (``x[mask].mean()`` with an empty mask)."""
+
     uses_inputs = False
 
     def forward(self, x):
-        return x.mean(axis=self._axes(x), keepdims=self.keepdims)
+        axes = self._axes(x)
+        if not np.size(x) and not self._count(x):
+            with np.errstate(invalid="ignore"):
+                return np.true_divide(x.sum(axis=axes, keepdims=self.keepdims), 0)
+        return x.mean(axis=axes, keepdims=self.keepdims)
 
     def backward(self, grad, out, x):
         count = max(
