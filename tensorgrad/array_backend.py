@@ -145,6 +145,18 @@ def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 
 
+def cast(array: Any, dtype: np.dtype) -> Any:
+    """``array.astype(dtype)`` (an array, or a Tensor), as silent as PyTorch's conversion:
+    NaN, ±inf and floats out of an integer type's range become whatever the platform's
+    conversion gives, and floats beyond a narrower float's range ±inf, without NumPy's
+    RuntimeWarning. (Only a float source can raise it: the ``np.errstate`` is spent on those
+    casts alone.)"""
+    if array.dtype.kind == "f" and (dtype.kind != "f" or dtype.itemsize < array.dtype.itemsize):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return array.astype(dtype)
+    return array.astype(dtype)
+
+
 # --------------------------------------------------------------------------- devices
 class device:
     """Where a tensor lives: ``device("cpu")`` is the only one (NumPy's memory). Other
@@ -285,9 +297,9 @@ def as_array(data: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
         inferred = _flat_numbers_dtype(data)  # the common case, a flat list, in C loops
         if inferred is None:
             _, inferred = _nested(data)
-        array = np.asarray(data, dtype=dtype or inferred)
+        array = _from_numbers(data, dtype or inferred)
     elif isinstance(data, numbers.Number):
-        array = np.asarray(data, dtype=dtype or _python_dtype(data))
+        array = _from_numbers(data, dtype or _python_dtype(data))
     elif hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
         array = np.asarray(data)
     else:
@@ -297,8 +309,17 @@ def as_array(data: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
             f"tensors hold bool, integer or float data, not {array.dtype} (see docs/porting.md)"
         )
     if dtype is not None and array.dtype != dtype:
-        return array.astype(dtype)
+        return cast(array, dtype)
     return array.copy() if copy else array
+
+
+def _from_numbers(data: Any, dtype: np.dtype) -> np.ndarray:
+    """A Python number or (nested) list as an array of ``dtype``: a float beyond float32's
+    (or float16's) range is ±inf there, silently, as in ``torch.tensor(1e300)``."""
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        with np.errstate(over="ignore"):
+            return np.asarray(data, dtype=dtype)
+    return np.asarray(data, dtype=dtype)
 
 
 def scalar_operand(value: Any) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import ops
+from tensorgrad import array_backend, ops
 from tensorgrad.core.node import Node
 
 
@@ -126,7 +126,7 @@ def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
     if out.base is None:
         tangent = laid_out_like(tangent, out)
     if tangent.dtype != out.dtype:
-        tangent = tangent.astype(out.dtype)
+        tangent = array_backend.cast(tangent, out.dtype)  # (float64 beyond float32's: inf)
     return tangent
 
 

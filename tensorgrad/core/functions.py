@@ -600,6 +600,12 @@ def unique_consecutive(
     return as_tensor(input).unique_consecutive(return_inverse, return_counts, dim)
 
 
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
+    """``input.bincount(weights, minlength)``: how often each non-negative integer occurs
+    (see :meth:`Tensor.bincount`)."""
+    return as_tensor(input).bincount(weights, minlength)
+
+
 def msort(input: Any) -> Any:
     """``input.msort()``: sorted along dimension 0."""
     return as_tensor(input).msort()

@@ -617,6 +617,50 @@ class MathMethods:
             values = np.moveaxis(values, 0, axis)
         return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
+    @engine.reads_values
+    def bincount(self, weights: Any = None, minlength: int = 0) -> Any:
+        """How often each value of this 1-D tensor of non-negative integers occurs: int64
+        counts in ``max + 1`` bins, or ``minlength`` if that is more. With ``weights`` (one
+        per element) each bin holds the sum of its elements' weights instead, float32 for
+        float32 weights and float64 for any other. PyTorch's rules throughout, also where
+        they surprise: an empty input gives ``minlength`` int64 zeros even with weights, and
+        weights that require grad give a result that requires grad, whose backward refuses
+        (PyTorch defines no derivative; ``scatter_add`` is the differentiable way)."""
+        if isinstance(minlength, bool) or not isinstance(minlength, (int, np.integer)):
+            raise TypeError(
+                f"bincount(): argument 'minlength' must be int, not {type(minlength).__name__}"
+            )
+        if self.dtype.kind not in "iu":
+            raise NotImplementedError(
+                f'"bincount" not implemented for {self.dtype} tensors: it counts non-negative '
+                "integers (convert with .long())"
+            )
+        if minlength < 0:
+            raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+        if self.shape == (0,):
+            return wrap(np.zeros(int(minlength), dtype=np.int64))
+        if self.ndim != 1:
+            raise RuntimeError(
+                "bincount only supports 1-d non-negative integral inputs: got a tensor of "
+                f"{self.ndim} dimensions (shape {self.shape})"
+            )
+        smallest = self._data.min()
+        if smallest < 0:
+            raise RuntimeError(
+                "bincount only supports 1-d non-negative integral inputs: got the negative "
+                f"value {smallest}"
+            )
+        op = ops.Bincount(int(minlength))
+        if weights is None:
+            return apply(op, self)
+        weights = engine.as_tensor(weights)
+        if weights.shape != self.shape:
+            raise RuntimeError(
+                "bincount: weights should be 1-d and have the same length as input: got "
+                f"weights of shape {weights.shape} for an input of shape {self.shape}"
+            )
+        return apply(op, self, weights)
+
     # ----------------------------------------------------------------- casts
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """PyTorch's ``to``: a dtype, a device, another tensor (its dtype and device), or
@@ -774,11 +818,13 @@ class MathMethods:
         return 2.0 ** _floating_input(self)
 
     def logit(self, eps: float | None = None) -> Any:
-        """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given."""
+        """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given.
+        Composed as ``log p − log1p(−p)``, whose slope ``1/p + 1/(1 − p)`` is PyTorch's inf at
+        0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN)."""
         p = _floating_input(self)
         if eps is not None:
             p = p.clamp(eps, 1 - eps)
-        return (p / (1 - p)).log()
+        return p.log() - (-p).log1p()
 
     def deg2rad(self) -> Any:
         return _floating_input(self) * (math.pi / 180)

@@ -103,7 +103,7 @@ def _conform(grad: Any, array: Any, node: Node, create_graph: bool) -> Any:
             f"shape {array.shape} (a bug in that op's VJP)"
         )
     if grad.dtype != array.dtype:
-        grad = grad.astype(array.dtype)
+        grad = array_backend.cast(grad, array.dtype)  # (float64 beyond float32's range: inf)
     return grad
 
 

@@ -23,7 +23,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
 ``division``       remainder and fmod, with gradients
 ``scan``           cumprod and logcumsumexp
-``scatter``        scatter_reduce's prod/amax/amin, and the positions scatters address
+``scatter``        scatter_reduce's prod/amax/amin, bincount, and the positions scatters address
 ``windows``        (helpers) window views, padding and memory layout that conv and pool share
 ``im2col``         (helpers) conv2d's fast path: channels-last im2col in chunks, over threads
 ``sums``           (helpers) row and column sums of matrices through BLAS: layer norm, linear
@@ -97,7 +97,7 @@ from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward,
 from tensorgrad.ops.recurrent import GRUCell, LSTMCell
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
 from tensorgrad.ops.scan import Cumprod, LogCumSumExp
-from tensorgrad.ops.scatter import ScatterReduce, scatter_positions
+from tensorgrad.ops.scatter import Bincount, ScatterReduce, scatter_positions
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
 from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
@@ -120,6 +120,7 @@ __all__ = [
     "AvgPool2dBackward",
     "BinaryCrossEntropy",
     "BinaryCrossEntropyWithLogits",
+    "Bincount",
     "BroadcastTo",
     "Cast",
     "Clip",

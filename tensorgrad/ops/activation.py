@@ -100,9 +100,12 @@ class Gelu(Op):
 
     def forward(self, x):
         if self.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
-            self.saved = (x, t)  # backward reuses the tanh on these very arrays
-            return 0.5 * x * (1 + t)
+            # x³ is beyond float32's range for |x| > 7e12 (the tanh is ±1 there), and GELU(-inf)
+            # is -inf · 0, NaN: silently, as PyTorch's
+            with np.errstate(over="ignore", invalid="ignore"):
+                t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
+                self.saved = (x, t)  # backward reuses the tanh on these very arrays
+                return 0.5 * x * (1 + t)
         cdf = _normal_cdf(x)
         self.saved = (x, cdf)  # backward reuses Φ(x) on these very arrays: erf is the cost
         with np.errstate(invalid="ignore"):  # GELU(-inf) is -inf · 0, NaN, as PyTorch's
@@ -114,6 +117,12 @@ class Gelu(Op):
         return 0.5 * x * (1 + Erf().scalar_forward(x * _INV_SQRT_2))
 
     def backward(self, grad, out, x):
+        # x² is beyond float32's range for |x| > 1.8e19: the slopes are PyTorch's there, 1 or 0
+        # (erf) and NaN (tanh), silently
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._vjp(grad, x)
+
+    def _vjp(self, grad, x):
         if self.approximate == "tanh":
             saved_x, t = self.saved if self.saved is not None else (None, None)
             if x is not saved_x:  # recording on Tensors (create_graph): differentiable again
@@ -216,9 +225,10 @@ class Softmax(Op):
 
     def forward(self, x):
         self.axis = _softmax_axis(self.axis, x, self.name)
-        shifted = x - x.max(axis=self.axis, keepdims=True) if x.size else x
-        e = np.exp(shifted)
-        return e / e.sum(axis=self.axis, keepdims=True)
+        with np.errstate(invalid="ignore"):  # a slice all -inf (masked): NaN, as PyTorch's
+            shifted = x - x.max(axis=self.axis, keepdims=True) if x.size else x
+            e = np.exp(shifted)
+            return e / e.sum(axis=self.axis, keepdims=True)
 
     def backward(self, grad, out, x):
         return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
@@ -263,6 +273,7 @@ def _log_softmax(x: np.ndarray, axis: int | None) -> np.ndarray:
     On arrays only: the reductions call the ufuncs directly, skipping NumPy's Python wrappers."""
     if not x.size:
         return x.copy()
-    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)
-    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+    with np.errstate(invalid="ignore"):  # a slice all -inf (masked): NaN, as PyTorch's
+        shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)
+        shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
     return shifted

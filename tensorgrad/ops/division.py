@@ -1,6 +1,9 @@
 """Remainders with gradients: ``remainder`` (Python's ``%``, the sign of the divisor) and
 ``fmod`` (C's, the sign of the dividend). Both are ``x − q·y`` for a quotient q that is
-constant almost everywhere, so x's slope is 1 and y's is ``−q`` (PyTorch's VJPs)."""
+constant almost everywhere, so x's slope is 1 and y's is ``−q`` (PyTorch's VJPs).
+
+A float divisor of 0 gives NaN, and y's slope there ±inf (or NaN), silently as PyTorch's:
+an integer divisor of 0 is PyTorch's error instead."""
 
 from __future__ import annotations
 
@@ -30,21 +33,24 @@ class Remainder(Op):
 
     def forward(self, x, y):
         _check_divisor(self.name, x, y)
-        return np.remainder(x, y)
+        with np.errstate(invalid="ignore"):
+            return np.remainder(x, y)
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        return (
-            sum_to(grad, shape_of(x)) if nx else None,
-            sum_to(-grad * np.floor(x / y), shape_of(y)) if ny else None,
-        )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (
+                sum_to(grad, shape_of(x)) if nx else None,
+                sum_to(-grad * np.floor(x / y), shape_of(y)) if ny else None,
+            )
 
     def scalar_forward(self, x, y):
         return _with_constant_quotient(np.floor, x, y)
 
     def jvp(self, tangents, out, x, y):
         tx, ty = tangents
-        return add_tangents(tx, None if ty is None else -ty * np.floor(x / y))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return add_tangents(tx, None if ty is None else -ty * np.floor(x / y))
 
 
 class Fmod(Op):
@@ -52,21 +58,24 @@ class Fmod(Op):
 
     def forward(self, x, y):
         _check_divisor(self.name, x, y)
-        return np.fmod(x, y)
+        with np.errstate(invalid="ignore"):
+            return np.fmod(x, y)
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        return (
-            sum_to(grad, shape_of(x)) if nx else None,
-            sum_to(-grad * np.trunc(x / y), shape_of(y)) if ny else None,
-        )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (
+                sum_to(grad, shape_of(x)) if nx else None,
+                sum_to(-grad * np.trunc(x / y), shape_of(y)) if ny else None,
+            )
 
     def scalar_forward(self, x, y):
         return _with_constant_quotient(np.trunc, x, y)
 
     def jvp(self, tangents, out, x, y):
         tx, ty = tangents
-        return add_tangents(tx, None if ty is None else -ty * np.trunc(x / y))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return add_tangents(tx, None if ty is None else -ty * np.trunc(x / y))
 
 
 def _with_constant_quotient(rounding, x, y):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.array_backend import ShapeError
+from tensorgrad.array_backend import ShapeError, cast
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
@@ -110,28 +110,50 @@ class Mul(Op):
         return add_tangents(None if tx is None else tx * y, None if ty is None else x * ty)
 
 
+def _divides_quietly(y: Any) -> bool:
+    """Whether dividing by ``y`` cannot raise a floating-point flag: a Python number with
+    1 ≤ |y| < inf (no division by zero, no overflow, no inf / inf). ``x / 2.0`` is common
+    enough to skip the ``np.errstate`` that other divisors need."""
+    return type(y) in (float, int) and 1 <= abs(y) < math.inf
+
+
 class Div(Op):
+    """``x / y``. A zero divisor gives ±inf or NaN, as IEEE division (and PyTorch) does,
+    without NumPy's RuntimeWarning; so do the gradients there."""
+
     batching = "elementwise"
 
     def forward(self, x, y):
-        return x / y
+        if _divides_quietly(y):
+            return x / y
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return x / y
 
     def reads_input(self, i, needs):
         return needs[1] if i == 0 else True  # x only for y's gradient; y always
 
     def forward_inplace(self, target, y):
-        np.true_divide(target, y, out=target)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            np.true_divide(target, y, out=target)
 
     def backward(self, grad, out, x, y):
         nx, ny = self.needs_input_grad
-        return (
-            sum_to(grad / y, shape_of(x)) if nx else None,
-            sum_to(-grad * x / (y * y), shape_of(y)) if ny else None,
-        )
+        if _divides_quietly(y):  # a constant divisor: x's gradient only
+            return (sum_to(grad / y, shape_of(x)) if nx else None), None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (
+                sum_to(grad / y, shape_of(x)) if nx else None,
+                # PyTorch's grouping: x / y / y neither overflows nor underflows where
+                # x / (y * y) would (1e30 squared in float32: inf, 1e-45 squared: 0)
+                sum_to(-grad * (x / y / y), shape_of(y)) if ny else None,
+            )
 
     def jvp(self, tangents, out, x, y):
         tx, ty = tangents
-        return add_tangents(None if tx is None else tx / y, None if ty is None else -ty * out / y)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return add_tangents(
+                None if tx is None else tx / y, None if ty is None else -ty * out / y
+            )
 
 
 class Rounding(Op):
@@ -232,7 +254,8 @@ class Pow(Op):
             odd = np.asarray(y) % 2 == 1
             small = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
             return np.where(np.asarray(y) < 0, small, magnitude).astype(magnitude.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 is inf, (-1) ** 0.5 NaN
+        # 0 ** -1 is inf, (-1) ** 0.5 NaN, 10 ** 100 in float32 inf: PyTorch warns of none
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return _power(x, y)
 
     def scalar_forward(self, x, y):
@@ -241,7 +264,7 @@ class Pow(Op):
         return self.forward(x, y)
 
     def backward(self, grad, out, x, y):
-        with np.errstate(divide="ignore", invalid="ignore"):  # PyTorch warns of nothing here
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # as forward
             return self._vjp(grad, out, x, y)
 
     def _vjp(self, grad, out, x, y):
@@ -260,6 +283,10 @@ class Pow(Op):
         return dx, dy
 
     def jvp(self, tangents, out, x, y):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # as forward
+            return self._jvp(tangents, out, x, y)
+
+    def _jvp(self, tangents, out, x, y):
         tx, ty = tangents
         dx = dy = None
         if tx is not None:  # the VJP's slopes, times the tangent instead of the gradient
@@ -274,53 +301,69 @@ class Pow(Op):
 
 
 class Exp(Op):
+    """``e ** x``: inf beyond the dtype's range (exp(89) in float32), silently as PyTorch's;
+    a zero gradient times that inf is NaN, silently too."""
+
     batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
     def forward(self, x):
-        return np.exp(x)
+        with np.errstate(over="ignore"):
+            return np.exp(x)
 
     def backward(self, grad, out, x):
-        return (grad * out,)
+        with np.errstate(invalid="ignore"):
+            return (grad * out,)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * out
+        with np.errstate(invalid="ignore"):
+            return tangents[0] * out
 
 
 class Log(Op):
+    """The natural logarithm: −inf at 0 and NaN below, with the slope 1/x (inf at 0, and
+    beyond the dtype's range for subnormal x), all without NumPy's RuntimeWarning, as
+    PyTorch's."""
+
     batching = "elementwise"
 
     def forward(self, x):
-        return np.log(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
 
     def backward(self, grad, out, x):
-        return (grad / x,)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (grad / x,)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / x
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return tangents[0] / x
 
 
 class Log1p(Op):
-    """``log(1 + x)``, accurate for small x."""
+    """``log(1 + x)``, accurate for small x; −inf at −1 and NaN below, silently (as Log)."""
 
     batching = "elementwise"
 
     def forward(self, x):
-        return np.log1p(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log1p(x)
 
     def scalar_forward(self, x):
         return np.log(1 + x)
 
     def backward(self, grad, out, x):
-        return (grad / (1 + x),)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (grad / (1 + x),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / (1 + x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return tangents[0] / (1 + x)
 
 
 class Expm1(Op):
-    """``exp(x) − 1``, accurate for small x."""
+    """``exp(x) − 1``, accurate for small x; inf beyond the dtype's range, silently (as Exp)."""
 
     batching = "elementwise"
 
@@ -328,31 +371,39 @@ class Expm1(Op):
     uses_output = True
 
     def forward(self, x):
-        return np.expm1(x)
+        with np.errstate(over="ignore"):
+            return np.expm1(x)
 
     def scalar_forward(self, x):
         return np.exp(x) - 1
 
     def backward(self, grad, out, x):
-        return (grad * (out + 1),)
+        with np.errstate(invalid="ignore"):
+            return (grad * (out + 1),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * (out + 1)
+        with np.errstate(invalid="ignore"):
+            return tangents[0] * (out + 1)
 
 
 class Sqrt(Op):
+    """The square root: NaN below 0, and the slope 1/(2√x) inf at 0, silently (PyTorch's)."""
+
     batching = "elementwise"
     uses_inputs = False
     uses_output = True
 
     def forward(self, x):
-        return np.sqrt(x)
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(x)
 
     def backward(self, grad, out, x):
-        return (grad / (out * 2),)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / (out * 2),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / (out * 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return tangents[0] / (out * 2)
 
 
 class Abs(Op):
@@ -518,10 +569,12 @@ class Erf(Op):
         return object_arrays.elementwise(erf_of_value, x)
 
     def backward(self, grad, out, x):
-        return (grad * (2 / math.sqrt(math.pi)) * np.exp(-(x * x)),)
+        with np.errstate(over="ignore"):  # x² overflows for |x| > 1.8e19 in float32: slope 0
+            return (grad * (2 / math.sqrt(math.pi)) * np.exp(-(x * x)),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * (2 / math.sqrt(math.pi)) * np.exp(-(x * x))
+        with np.errstate(over="ignore"):
+            return tangents[0] * (2 / math.sqrt(math.pi)) * np.exp(-(x * x))
 
 
 def erf_of_value(x: Any) -> Any:
@@ -698,7 +751,9 @@ class Clone(Op):
 
 
 class Cast(Op):
-    """Change the dtype; the gradient is cast back to the input's dtype."""
+    """Change the dtype; the gradient is cast back to the input's dtype. NaN and ±inf to an
+    integer, or a float beyond a narrower float's range, convert silently, as PyTorch's
+    (``array_backend.cast``)."""
 
     batching = "elementwise"
 
@@ -708,13 +763,13 @@ class Cast(Op):
         self.dtype = np.dtype(dtype)
 
     def forward(self, x):
-        return x.astype(self.dtype)
+        return cast(x, self.dtype)
 
     def scalar_forward(self, x):
         return x  # a cast changes precision, not values: the identity
 
     def backward(self, grad, out, x):
-        return (grad.astype(x.dtype),)
+        return (cast(grad, x.dtype),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0].astype(self.dtype)
+        return cast(tangents[0], self.dtype)

@@ -202,10 +202,11 @@ def _log_softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, Any, Any]:
     matrix, objects)."""
     if not logits.size or logits.dtype.kind != "f":
         return _log_softmax(logits, 1), None, None
-    shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
-    exps = np.exp(shifted)
-    sums = row_sums(exps)[:, None]
-    shifted -= np.log(sums)
+    with np.errstate(invalid="ignore"):  # a row all -inf: NaN, as PyTorch's
+        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
+        exps = np.exp(shifted)
+        sums = row_sums(exps)[:, None]
+        shifted -= np.log(sums)
     return shifted, exps, sums
 
 

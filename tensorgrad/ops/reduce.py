@@ -57,10 +57,17 @@ class Sum(_Reduction):
 
 
 class Mean(_Reduction):
+    """The mean over ``axis``; of no elements, NaN without NumPy's warnings ("Mean of empty
+    slice", 0/0), as PyTorch's (``x[mask].mean()`` with an empty mask)."""
+
     uses_inputs = False
 
     def forward(self, x):
-        return x.mean(axis=self._axes(x), keepdims=self.keepdims)
+        axes = self._axes(x)
+        if not np.size(x) and not self._count(x):
+            with np.errstate(invalid="ignore"):
+                return np.true_divide(x.sum(axis=axes, keepdims=self.keepdims), 0)
+        return x.mean(axis=axes, keepdims=self.keepdims)
 
     def backward(self, grad, out, x):
         count = max(
@@ -223,7 +230,9 @@ class Prod(_Reduction):
     uses_output = True
 
     def forward(self, x):
-        return np.prod(x, axis=self._axes(x), keepdims=self.keepdims, dtype=np.result_type(x))
+        axes = self._axes(x)
+        with np.errstate(over="ignore"):  # beyond the dtype's range: ±inf, as PyTorch's
+            return np.prod(x, axis=axes, keepdims=self.keepdims, dtype=np.result_type(x))
 
     def backward(self, grad, out, x):
         g = self._expand(grad, x)
@@ -329,7 +338,9 @@ class LogSumExp(_Reduction):
         return out if self.keepdims else np.squeeze(out, axis=axes)
 
     def backward(self, grad, out, x):
-        return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
+        with np.errstate(invalid="ignore"):  # a slice of -inf: exp(-inf − -inf), NaN (PyTorch's)
+            return (self._expand(grad, x) * np.exp(x - self._expand(out, x)),)
 
     def jvp(self, tangents, out, x):
-        return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])
+        with np.errstate(invalid="ignore"):
+            return self._reduce(np.exp(x - self._expand(out, x)) * tangents[0])

@@ -29,7 +29,8 @@ class Cumprod(Op):
         self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
         if not np.ndim(x):
             return np.array(x, copy=True)
-        return np.cumprod(x, axis=self.axis)
+        with np.errstate(over="ignore"):  # beyond the dtype's range: ±inf, as PyTorch's
+            return np.cumprod(x, axis=self.axis)
 
     def backward(self, grad, out, x):
         if not np.ndim(x) or not np.size(x):

@@ -1,6 +1,7 @@
 """``scatter_reduce`` with the reductions that are not sums: ``prod``, ``amax`` and ``amin``
 (``sum`` and ``mean`` are compositions of ``scatter_add``; ``scatter`` itself is a ``setitem``
-at the scattered positions).
+at the scattered positions); and ``bincount``, the counts (or summed weights) scattered into
+one bin per value.
 
 The position helpers here (``scatter_positions``) turn PyTorch's ``index`` along ``dim`` into
 the NumPy index of the elements it addresses, with PyTorch's checks.
@@ -163,3 +164,31 @@ class ScatterReduce(Op):
         total = tx * wins_self
         np.add.at(total, p, ts * wins_src)
         return (total / np.maximum(count, 1)).reshape(shape)
+
+
+class Bincount(Op):
+    """How often each value of a 1-D tensor of non-negative integers occurs, over at least
+    ``minlength`` bins: int64 counts, or with ``weights`` the sum of the weights of each
+    value's occurrences, float32 for float32 weights and float64 for any other (PyTorch's
+    dtypes). PyTorch defines no derivative for bincount: where the weights require grad its
+    result does too, and backward refuses, here as there."""
+
+    name = "bincount"
+    uses_inputs = False  # backward reads nothing: it refuses
+    no_jvp = "PyTorch defines no derivative for bincount"
+
+    def __init__(self, minlength: int = 0):
+        self.minlength = minlength
+
+    def forward(self, input, weights=None):
+        if weights is None:
+            return np.bincount(input, minlength=self.minlength).astype(np.int64, copy=False)
+        dtype = np.float32 if weights.dtype == np.float32 else np.float64
+        return np.bincount(input, weights, self.minlength).astype(dtype, copy=False)
+
+    def backward(self, grad, out, input, weights=None):
+        raise RuntimeError(
+            "bincount: the derivative for 'weights' is not implemented, as in PyTorch "
+            '("derivative for aten::bincount is not implemented"); detach the weights, or '
+            "sum them with index_add or scatter_add, which are differentiable"
+        )

@@ -32,13 +32,15 @@ class Erfc(Op):
         return _scipy_special().erfc(x)
 
     def backward(self, grad, out, x):
-        return (grad * -_TWO_OVER_SQRT_PI * np.exp(-(x * x)),)
+        with np.errstate(over="ignore"):  # x² overflows for |x| > 1.8e19 in float32: slope 0
+            return (grad * -_TWO_OVER_SQRT_PI * np.exp(-(x * x)),)
 
     def scalar_forward(self, x):
         return 1 - object_arrays.elementwise(erf_of_value, x)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * -_TWO_OVER_SQRT_PI * np.exp(-(x * x))
+        with np.errstate(over="ignore"):
+            return tangents[0] * -_TWO_OVER_SQRT_PI * np.exp(-(x * x))
 
 
 class Erfinv(Op):
@@ -97,7 +99,8 @@ class Polygamma(Op):
         special = _scipy_special()
         if self.n == 0:
             return special.digamma(x)
-        return special.polygamma(self.n, x).astype(x.dtype, copy=False)
+        with np.errstate(over="ignore"):  # SciPy's float64, beyond float32's range near a pole
+            return special.polygamma(self.n, x).astype(x.dtype, copy=False)
 
     def backward(self, grad, out, x):
         return (grad * call(Polygamma, x, n=self.n + 1),)
@@ -109,7 +112,8 @@ class Polygamma(Op):
         )
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * _scipy_special().polygamma(self.n + 1, x)
+        with np.errstate(over="ignore", invalid="ignore"):  # (float32 tangents, as forward)
+            return tangents[0] * _scipy_special().polygamma(self.n + 1, x)
 
 
 class I0(Op):
@@ -144,7 +148,8 @@ class I1(Op):
     def backward(self, grad, out, x):
         zero = x == 0
         ratio = np.where(zero, 0.5, out / np.where(zero, 1.0, x))
-        return (grad * (call(I0, x) - ratio),)
+        with np.errstate(invalid="ignore"):  # i0 − i1/x where both overflowed: NaN, as PyTorch
+            return (grad * (call(I0, x) - ratio),)
 
     def scalar_forward(self, x):
         return object_arrays.elementwise(lambda v: _bessel_series(v, 1), x)
@@ -152,7 +157,8 @@ class I1(Op):
     def jvp(self, tangents, out, x):
         zero = x == 0
         ratio = np.where(zero, 0.5, out / np.where(zero, 1.0, x))
-        return tangents[0] * (_scipy_special().i0(x) - ratio)
+        with np.errstate(invalid="ignore"):
+            return tangents[0] * (_scipy_special().i0(x) - ratio)
 
 
 class Sinc(Op):

@@ -2,6 +2,11 @@
 
 Each VJP is written with operators and the ufuncs Tensors share (``np.sqrt``), or through
 ``call`` for the ones they do not (``cosh`` for ``sinh``'s slope), so second derivatives work.
+
+At the ends of their domains (asin's ±1, atanh's ±1, acosh's 1), outside them and where they
+overflow (sinh of 100 in float32), the values and slopes are IEEE's ±inf and NaN, given
+silently as PyTorch gives them: each forward, VJP and JVP that can produce them from finite
+inputs runs under ``np.errstate`` (:data:`_QUIET`'s flags), and only those.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ def first_order(value: Callable[[float], float], slope: Callable[[float], float]
     return lambda x: object_arrays.elementwise(element, x)
 
 
+#: the floating-point flags the functions here raise at and beyond their domains' ends
+_QUIET = {"divide": "ignore", "invalid": "ignore", "over": "ignore"}
+
 _asin_value = first_order(math.asin, lambda v: 1 / math.sqrt(1 - v * v))
 _acos_value = first_order(math.acos, lambda v: -1 / math.sqrt(1 - v * v))
 _atan_value = first_order(math.atan, lambda v: 1 / (1 + v * v))
@@ -39,32 +47,38 @@ class Asin(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.arcsin(x)
+        with np.errstate(**_QUIET):
+            return np.arcsin(x)
 
     def backward(self, grad, out, x):
-        return (grad / np.sqrt(1 - x * x),)
+        with np.errstate(**_QUIET):
+            return (grad / np.sqrt(1 - x * x),)
 
     def scalar_forward(self, x):
         return _asin_value(x)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / np.sqrt(1 - x * x)
+        with np.errstate(**_QUIET):
+            return tangents[0] / np.sqrt(1 - x * x)
 
 
 class Acos(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.arccos(x)
+        with np.errstate(**_QUIET):
+            return np.arccos(x)
 
     def backward(self, grad, out, x):
-        return (-grad / np.sqrt(1 - x * x),)
+        with np.errstate(**_QUIET):
+            return (-grad / np.sqrt(1 - x * x),)
 
     def scalar_forward(self, x):
         return _acos_value(x)
 
     def jvp(self, tangents, out, x):
-        return -tangents[0] / np.sqrt(1 - x * x)
+        with np.errstate(**_QUIET):
+            return -tangents[0] / np.sqrt(1 - x * x)
 
 
 class Atan(Op):
@@ -74,45 +88,53 @@ class Atan(Op):
         return np.arctan(x)
 
     def backward(self, grad, out, x):
-        return (grad / (1 + x * x),)
+        with np.errstate(over="ignore"):  # x² overflows for |x| > 1.8e19 in float32: slope 0
+            return (grad / (1 + x * x),)
 
     def scalar_forward(self, x):
         return _atan_value(x)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / (1 + x * x)
+        with np.errstate(over="ignore"):
+            return tangents[0] / (1 + x * x)
 
 
 class Sinh(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.sinh(x)
+        with np.errstate(over="ignore"):
+            return np.sinh(x)
 
     def backward(self, grad, out, x):
-        return (grad * call(Cosh, x),)
+        with np.errstate(invalid="ignore"):  # a zero gradient times an overflowed cosh
+            return (grad * call(Cosh, x),)
 
     def scalar_forward(self, x):
         return (np.exp(x) - np.exp(-x)) * 0.5
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * np.cosh(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tangents[0] * np.cosh(x)
 
 
 class Cosh(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.cosh(x)
+        with np.errstate(over="ignore"):
+            return np.cosh(x)
 
     def backward(self, grad, out, x):
-        return (grad * call(Sinh, x),)
+        with np.errstate(invalid="ignore"):  # a zero gradient times an overflowed sinh
+            return (grad * call(Sinh, x),)
 
     def scalar_forward(self, x):
         return (np.exp(x) + np.exp(-x)) * 0.5
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * np.sinh(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tangents[0] * np.sinh(x)
 
 
 class Asinh(Op):
@@ -122,7 +144,8 @@ class Asinh(Op):
         return np.arcsinh(x)
 
     def backward(self, grad, out, x):
-        return (grad / np.sqrt(x * x + 1),)
+        with np.errstate(over="ignore"):  # x² overflows for |x| > 1.8e19 in float32: slope 0
+            return (grad / np.sqrt(x * x + 1),)
 
     def scalar_forward(self, x):
         # log(x + √(x² + 1)), by symmetry from |x| so no cancellation for x < 0
@@ -134,44 +157,58 @@ class Asinh(Op):
         )
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / np.sqrt(x * x + 1)
+        with np.errstate(over="ignore"):
+            return tangents[0] / np.sqrt(x * x + 1)
 
 
 class Acosh(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.arccosh(x)
+        with np.errstate(**_QUIET):
+            return np.arccosh(x)
 
     def backward(self, grad, out, x):
-        return (grad / np.sqrt(x * x - 1),)
+        with np.errstate(**_QUIET):
+            return (grad / np.sqrt(x * x - 1),)
 
     def scalar_forward(self, x):
         return np.log(x + (x * x - 1) ** 0.5)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / np.sqrt(x * x - 1)
+        with np.errstate(**_QUIET):
+            return tangents[0] / np.sqrt(x * x - 1)
 
 
 class Atanh(Op):
     batching = "elementwise"
 
     def forward(self, x):
-        return np.arctanh(x)
+        with np.errstate(**_QUIET):
+            return np.arctanh(x)
 
     def backward(self, grad, out, x):
-        return (grad / (1 - x * x),)
+        with np.errstate(**_QUIET):
+            return (grad / (1 - x * x),)
 
     def scalar_forward(self, x):
         return np.log((1 + x) / (1 - x)) * 0.5
 
     def jvp(self, tangents, out, x):
-        return tangents[0] / (1 - x * x)
+        with np.errstate(**_QUIET):
+            return tangents[0] / (1 - x * x)
+
+
+def _inverse_square_radius(y: Any, x: Any) -> Any:
+    """``1 / (x² + y²)``, and 0 where x² + y² is 0 (the origin, or a radius whose square
+    underflows): PyTorch 2.13's atan2 slopes are 0 there, not 0 · inf."""
+    r2 = x * x + y * y
+    return 1 / np.where(r2 == 0, np.inf, r2)
 
 
 class Atan2(Op):
     """The angle of the point (x, y): ``atan2(y, x)``, broadcasting. Its slopes are
-    ``x / (x² + y²)`` for y and ``−y / (x² + y²)`` for x (NaN at the origin, as PyTorch)."""
+    ``x / (x² + y²)`` for y and ``−y / (x² + y²)`` for x, and 0 at the origin (PyTorch's)."""
 
     batching = "elementwise"
 
@@ -180,11 +217,12 @@ class Atan2(Op):
 
     def backward(self, grad, out, y, x):
         ny, nx = self.needs_input_grad
-        scale = grad / (x * x + y * y)
-        return (
-            sum_to(scale * x, shape_of(y)) if ny else None,
-            sum_to(-scale * y, shape_of(x)) if nx else None,
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # x² of 1e20 in float32: inf
+            scale = grad * _inverse_square_radius(y, x)
+            return (
+                sum_to(scale * x, shape_of(y)) if ny else None,
+                sum_to(-scale * y, shape_of(x)) if nx else None,
+            )
 
     def scalar_forward(self, y, x):
         def element(a: Any, b: Any) -> Any:
@@ -196,7 +234,8 @@ class Atan2(Op):
 
     def jvp(self, tangents, out, y, x):
         ty, tx = tangents
-        r2 = x * x + y * y
-        return add_tangents(
-            None if ty is None else ty * x / r2, None if tx is None else -tx * y / r2
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            recip = _inverse_square_radius(y, x)
+            return add_tangents(
+                None if ty is None else ty * x * recip, None if tx is None else -tx * y * recip
+            )

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
+import tensorgrad.autograd.forward_ad as fwAD
 from tensorgrad.autograd.finite_differences import GradcheckWarning, gradcheck, gradgradcheck
-from tests.ops.registry import cases, outputs
+from tests.ops.registry import REGISTRY, cases, outputs
 
 GRAD_CASES = cases(differentiable=True, grad=True)
 #: samples small enough for the full Jacobian (one backward per output element)
@@ -29,6 +30,8 @@ SECOND_ORDER_CASES = [
 ]
 MULTI_INPUT_CASES = [case for case in GRAD_CASES if len(case.values[1].args) > 1]
 VIEW_CASES = [case for case in GRAD_CASES if set(case.values[1].layouts) - {"C"}]
+#: the ops PyTorch defines no derivative for: recorded, but backward refuses
+NO_DERIVATIVE = [info for info in REGISTRY if info.no_derivative]
 
 
 def as_fn(info, sample):
@@ -151,6 +154,20 @@ def test_views_give_the_gradients_of_contiguous_copies(info, sample):
     copies = [tg.Tensor(np.ascontiguousarray(t.numpy()), requires_grad=True) for t in views]
     for a, b in zip(gradients(info, sample, views), gradients(info, sample, copies), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("info", NO_DERIVATIVE, ids=lambda info: info.name)
+def test_an_op_without_a_derivative_is_recorded_and_refuses_backward(info):
+    """As PyTorch's: the result requires grad, and backward (or forward mode) through it is
+    an error naming the op, not a silent zero."""
+    sample = info.samples()[0]
+    results = outputs(info.call(sample.tensors(), sample))
+    assert all(o.requires_grad for o in results)
+    with pytest.raises(RuntimeError, match="derivative .* is not implemented"):
+        tg.backward(results, [np.ones(o.shape) for o in results])
+    with fwAD.dual_level(), pytest.raises(RuntimeError, match="has no JVP rule"):
+        duals = [fwAD.make_dual(t.detach(), tg.ones_like(t)) for t in sample.tensors()]
+        info.call(duals, sample)
 
 
 # --------------------------------------------------------------------------- conventions

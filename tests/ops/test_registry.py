@@ -70,7 +70,7 @@ def recorded_types() -> frozenset[type]:
     types = set()
     for info in REGISTRY:
         for sample in info.samples():
-            tensors = sample.tensors(requires_grad=info.differentiable)
+            tensors = sample.tensors(requires_grad=info.records)
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 results = outputs(info.call(tensors, sample))

@@ -30,7 +30,7 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``division``       remainder and fmod
 ``scan``           cumprod, logcumsumexp, cummax, cummin
 ``scatter``        scatter, scatter_reduce (all reductions), index_add/copy/fill,
-                   masked_scatter, index_put
+                   masked_scatter, index_put, bincount
 ``composed``       issue 22's compositions: einsum, tensordot, median, kthvalue, hypot,
                    logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and RMS norm,
                    cosine similarity

@@ -87,9 +87,12 @@ class OpInfo:
 
     ``fn(*tensors, **kwargs)`` returns a Tensor or a list of Tensors; ``ref(*arrays,
     **kwargs)`` the same as arrays. ``second_order`` is empty when second derivatives are
-    checked, else the reason they are not. ``out_dtype`` is the result's dtype when it is
-    not the inputs'. ``eps``/``rtol``/``atol`` (finite differences) and ``oracle_rtol`` (the
-    scalar engine) are loosened only for ops that round to float32 on the way (the casts).
+    checked, else the reason they are not. ``no_derivative`` says why an op that is not
+    ``differentiable`` still records itself where an input requires grad, and refuses
+    backward (PyTorch defines no derivative for it, and does the same: bincount's weights).
+    ``out_dtype`` is the result's dtype when it is not the inputs'. ``eps``/``rtol``/``atol``
+    (finite differences) and ``oracle_rtol`` (the scalar engine) are loosened only for ops
+    that round to float32 on the way (the casts).
     """
 
     name: str
@@ -98,12 +101,18 @@ class OpInfo:
     make_samples: Callable[[np.random.Generator], list[Sample]]
     errors: tuple[ErrorInput, ...] = ()
     differentiable: bool = True
+    no_derivative: str = ""
     second_order: str = ""
     out_dtype: Any = None
     eps: float = 1e-6
     rtol: float = 1e-6
     atol: float = 1e-6
     oracle_rtol: float = 1e-8
+
+    @property
+    def records(self) -> bool:
+        """Whether a result of inputs that require grad requires grad too (a recorded op)."""
+        return self.differentiable or bool(self.no_derivative)
 
     def samples(self) -> list[Sample]:
         """The sample inputs, drawn from a generator seeded by the op's name."""

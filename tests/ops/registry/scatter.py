@@ -1,6 +1,6 @@
-"""Registry entries for ``tensorgrad/ops/scatter.py`` (scatter_reduce's prod, amax, amin) and
-for the scattering composed of set-item and index-add (scatter, scatter_reduce's sum and
-mean, index_add, index_copy, index_fill, masked_scatter, index_put)."""
+"""Registry entries for ``tensorgrad/ops/scatter.py`` (scatter_reduce's prod, amax, amin;
+bincount) and for the scattering composed of set-item and index-add (scatter,
+scatter_reduce's sum and mean, index_add, index_copy, index_fill, masked_scatter, index_put)."""
 
 from __future__ import annotations
 
@@ -381,3 +381,95 @@ register(
     )
 )
 exempt("0-d", "addresses a matrix by two index tensors", "index_put_accumulate")
+
+
+# ---- bincount ------------------------------------------------------------------------------
+def _count_samples(rng):
+    """Values k + 0.5, which ``long()`` truncates to k; scaled by 0.998 (vmap's variants,
+    tests/core/test_batching.py) they still do."""
+    return [
+        Sample((np.array([0.5, 3.5, 1.5, 1.5, 0.5]),), {"minlength": 0}, "vector"),
+        Sample((np.array([2.5]),), {"minlength": 0}, "size1"),
+        Sample((np.array([1.5, 4.5]),), {"minlength": 7}, "minlength_larger"),
+        Sample((np.array([1.5, 4.5, 0.5]),), {"minlength": 2}, "minlength_smaller"),
+        Sample((np.zeros(0),), {"minlength": 3}, "empty"),
+        Sample((np.array([0.5, 2.5, 2.5, 1.5]),), {"minlength": 0}, "strided", ("S",)),
+    ]
+
+
+register(
+    OpInfo(
+        "bincount",
+        lambda x, minlength: tg.bincount(x.long(), minlength=minlength),
+        lambda x, minlength: np.bincount(x.astype(np.int64), minlength=minlength),
+        _count_samples,
+        errors=(
+            ErrorInput(
+                (np.array([-1.5, 0.5]),),
+                RuntimeError,
+                r"^bincount only supports 1-d non-negative integral inputs: got the negative "
+                r"value -1",
+                {"minlength": 0},
+                "negative_value",
+            ),
+            ErrorInput(
+                (np.array([[0.5, 1.5]]),),
+                RuntimeError,
+                r"^bincount only supports 1-d non-negative integral inputs: got a tensor of 2 "
+                r"dimensions \(shape \(1, 2\)\)",
+                {"minlength": 0},
+                "not_1d",
+            ),
+            ErrorInput(
+                (np.array([0.5]),),
+                RuntimeError,
+                r"^bincount: minlength should be >= 0, got -1",
+                {"minlength": -1},
+                "negative_minlength",
+            ),
+        ),
+        differentiable=False,
+        second_order="not differentiable: integer counts",
+        out_dtype=np.int64,
+    )
+)
+
+_BINS = np.array([0, 2, 2, 4, 1])
+
+
+def _weight_samples(rng):
+    return [
+        Sample((distinct(rng, (5,)),), {"input": _BINS, "minlength": 0}, "vector"),
+        Sample((distinct(rng, (1,)),), {"input": np.array([3]), "minlength": 0}, "size1"),
+        Sample((distinct(rng, (5,)),), {"input": _BINS, "minlength": 8}, "minlength_larger"),
+        Sample((distinct(rng, (5,)),), {"input": _BINS, "minlength": 0}, "strided", ("S",)),
+    ]
+
+
+register(
+    OpInfo(
+        "bincount_weights",
+        lambda w, input, minlength: tg.bincount(tg.tensor(input), w, minlength),
+        lambda w, input, minlength: np.bincount(input, w, minlength),
+        _weight_samples,
+        errors=(
+            ErrorInput(
+                (np.ones(3),),
+                RuntimeError,
+                r"^bincount: weights should be 1-d and have the same length as input: got "
+                r"weights of shape \(3,\) for an input of shape \(5,\)",
+                {"input": _BINS, "minlength": 0},
+                "weights_of_another_length",
+            ),
+        ),
+        differentiable=False,
+        no_derivative="PyTorch defines no derivative for bincount: backward refuses",
+    )
+)
+exempt("0-d", "bincount counts the elements of a 1-D tensor", "bincount", "bincount_weights")
+exempt(
+    "empty",
+    "an empty input gives int64 zeros whatever the weights, PyTorch's rule (the entry "
+    "bincount has it; tests/core/test_bincount.py)",
+    "bincount_weights",
+)
