@@ -11,7 +11,7 @@ import numpy as np
 from tensorgrad._native.axpy import Axpy, axpy
 from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.core.tensor import Tensor
-from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative, _check_number
+from tensorgrad.optim.optimizer import FlatState, Optimizer, _check_nonnegative, _check_number
 
 
 class Adam(Optimizer):
@@ -140,15 +140,8 @@ class Adam(Optimizer):
     def _flat_prepare(self, group: dict[str, Any], params: list[Tensor]) -> None:
         """Move the group's moments into flat arrays for the next steps, when its parameters
         share a dtype and a step count."""
-        live = {id(g) for g in self.param_groups}
-        for key in [key for key in self._flat if key not in live]:  # groups since removed
-            del self._flat[key]
-        self._flat.pop(id(group), None)
-        if (
-            len({p.dtype for p in params}) == 1
-            and len({self.state[p]["step"] for p in params}) == 1
-        ):
-            self._flat[id(group)] = _FlatMoments(params, self.state)
+        fits = len({p.dtype for p in params}) == len({self.state[p]["step"] for p in params}) == 1
+        self._prepare_flat(group, (lambda: _FlatMoments(params, self.state)) if fits else None)
 
 
 class AdamW(Adam):
@@ -186,55 +179,31 @@ class AdamW(Adam):
         )
 
 
-class _FlatMoments:
+class _FlatMoments(FlatState):
     """Speed: Adam's moments m and v of a group as views into two flat arrays, and the
     gradients copied into a third, so that updating the moments and forming the step
     m̂ / (√v̂ + eps) are a few NumPy calls for the whole group instead of a few per parameter
     (a GPT's thirty-odd small parameters made that loop the optimizer's cost; PyTorch's
     default ``foreach`` implementation batches them too). Results equal the per-parameter
-    step's (the same operations on the same numbers); ``fits`` sends the step back to that
-    path when the group's parameters, their arrays, the state's moments or step counts have
-    changed (a user's edit, ``load_state_dict``).
+    step's (the same operations on the same numbers); it fits while every parameter's step
+    count is still its own."""
 
-    Building it copies each parameter's moments into the flat arrays and puts the views into
-    the state in their place: a moment array held from before then no longer follows training.
-    """
+    kept = ("exp_avg", "exp_avg_sq")
+    scratch = ("grad", "tmp")
 
     def __init__(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> None:
-        self.ids = [id(p) for p in params]
+        super().__init__(params, state)
         self.step_count = state[params[0]]["step"]
-        sizes = [p._data.size for p in params]
-        dtype = params[0].dtype
-        bounds = np.cumsum([0, *sizes]).tolist()
-
-        def views(flat: np.ndarray) -> list[np.ndarray]:
-            return [flat[a:b].reshape(p.shape) for a, b, p in zip(bounds, bounds[1:], params)]
-
-        self.m, self.v, self.g, self.tmp = (np.empty(bounds[-1], dtype) for _ in range(4))
-        self.ms, self.vs, self.gs, self.tmps = map(views, (self.m, self.v, self.g, self.tmp))
-        for p, m, v in zip(params, self.ms, self.vs):
-            np.copyto(m, state[p]["exp_avg"])
-            np.copyto(v, state[p]["exp_avg_sq"])
-            state[p]["exp_avg"], state[p]["exp_avg_sq"] = m, v
-        self.update = Axpy(self.tmps, [p._data for p in params])
+        self.m, self.v, self.g, self.tmp = (self.flat[name] for name in (*self.kept, *self.scratch))
+        self.gs = self.views["grad"]
+        self.update = Axpy(self.views["tmp"], self.targets)
 
     def fits(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
         """Whether these are still the parameters, arrays, moments and step count it was
         built for."""
-        if len(params) != len(self.ids):
-            return False
-        for p, expected, m, v, target in zip(params, self.ids, self.ms, self.vs, self.update.ys):
-            entry = state.get(p)
-            if (
-                id(p) != expected
-                or p._data is not target
-                or entry is None
-                or entry.get("exp_avg") is not m
-                or entry.get("exp_avg_sq") is not v
-                or entry.get("step") != self.step_count
-            ):
-                return False
-        return True
+        return super().fits(params, state) and all(
+            state[p].get("step") == self.step_count for p in params
+        )
 
     def step(
         self, group: dict[str, Any], params: list[Tensor], state: dict[Tensor, dict[str, Any]]

@@ -10,7 +10,7 @@ import numpy as np
 from tensorgrad._native.axpy import Axpy, axpy
 from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.core.tensor import Tensor
-from tensorgrad.optim.optimizer import Optimizer, _check_nonnegative
+from tensorgrad.optim.optimizer import FlatState, Optimizer, _check_nonnegative
 
 
 class SGD(Optimizer):
@@ -117,54 +117,24 @@ class SGD(Optimizer):
 
     def _flat_momentum_prepare(self, group: dict[str, Any], params: list[Tensor]) -> None:
         """Move the group's momentum buffers into one flat array for the next steps."""
-        live = {id(g) for g in self.param_groups}
-        for key in [key for key in self._flat if key not in live]:  # groups since removed
-            del self._flat[key]
-        self._flat.pop(id(group), None)
-        if len({p.dtype for p in params}) == 1:
-            self._flat[id(group)] = _FlatMomentum(params, self.state)
+        one_dtype = len({p.dtype for p in params}) == 1
+        flat = (lambda: _FlatMomentum(params, self.state)) if one_dtype else None
+        self._prepare_flat(group, flat)
 
 
-class _FlatMomentum:
+class _FlatMomentum(FlatState):
     """Speed: the momentum buffers of a group as views into one array, so that decaying them
     is one NumPy call for the whole group instead of one per parameter, and the updates
     ``θ -= lr·b`` prepared once (``_native.axpy.Axpy``). Results equal the per-parameter
-    step's bit for bit; ``fits`` sends the step back to that path when the group's
-    parameters, their arrays or the state's buffers have changed (a user's edit,
-    ``load_state_dict``).
+    step's bit for bit."""
 
-    Building it copies each parameter's buffer into the flat array and puts the view into
-    the state in its place: a buffer array held from before then no longer follows training.
-    """
+    kept = ("momentum_buffer",)
 
     def __init__(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> None:
-        self.ids = [id(p) for p in params]
-        sizes = [p._data.size for p in params]
-        self.buffer = np.empty(sum(sizes), dtype=params[0].dtype)
-        bounds = np.cumsum([0, *sizes]).tolist()
-        self.buffers = [
-            self.buffer[start:stop].reshape(p.shape)
-            for start, stop, p in zip(bounds, bounds[1:], params)
-        ]
-        for p, view in zip(params, self.buffers):
-            np.copyto(view, state[p]["momentum_buffer"])
-            state[p]["momentum_buffer"] = view
-        self.update = Axpy(self.buffers, [p._data for p in params])
-
-    def fits(self, params: list[Tensor], state: dict[Tensor, dict[str, Any]]) -> bool:
-        """Whether these are still the parameters, arrays and state buffers it was built for."""
-        if len(params) != len(self.ids):
-            return False
-        for p, expected, buffer, target in zip(params, self.ids, self.buffers, self.update.ys):
-            entry = state.get(p)
-            if (
-                id(p) != expected
-                or p._data is not target
-                or entry is None
-                or entry.get("momentum_buffer") is not buffer
-            ):
-                return False
-        return True
+        super().__init__(params, state)
+        self.buffer = self.flat["momentum_buffer"]
+        self.buffers = self.views["momentum_buffer"]
+        self.update = Axpy(self.buffers, self.targets)
 
     def step(self, params: list[Tensor], lr: float, momentum: float) -> None:
         """``b ← momentum·b + g`` and ``θ ← θ − lr·b`` for every parameter."""

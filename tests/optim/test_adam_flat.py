@@ -9,28 +9,15 @@ import pickle
 import numpy as np
 import pytest
 
-from tensorgrad import nn, optim
+from tensorgrad import optim
 from tensorgrad._native import axpy as _axpy
-from tensorgrad.optim.adam import _FlatMoments
-
-
-def param(values, dtype=np.float64) -> nn.Parameter:
-    return nn.Parameter(np.array(values, dtype=dtype))
+from tests.optim.flat_state import assert_same, flat_of, param
 
 
 def per_parameter(opt: optim.Adam) -> optim.Adam:
     """The optimizer with its speed trick off: the readable per-parameter step only."""
     opt._use_flat_moments = False
     return opt
-
-
-def flat_of(opt: optim.Adam, group: int = 0) -> _FlatMoments | None:
-    return opt._flat.get(id(opt.param_groups[group]))
-
-
-def assert_same(a_params, b_params):
-    for a, b in zip(a_params, b_params, strict=True):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def train(opt, params, steps, skip=None):

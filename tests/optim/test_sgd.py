@@ -9,28 +9,15 @@ import pickle
 import numpy as np
 import pytest
 
-from tensorgrad import nn, optim
+from tensorgrad import optim
 from tensorgrad._native import axpy as _axpy
-from tensorgrad.optim.sgd import _FlatMomentum
-
-
-def param(values, dtype=np.float64) -> nn.Parameter:
-    return nn.Parameter(np.array(values, dtype=dtype))
+from tests.optim.flat_state import assert_same, flat_of, param
 
 
 def per_parameter(opt: optim.SGD) -> optim.SGD:
     """The optimizer with its speed trick off: the readable per-parameter step only."""
     opt._use_flat_momentum = False
     return opt
-
-
-def flat_of(opt: optim.SGD, group: int = 0) -> _FlatMomentum | None:
-    return opt._flat.get(id(opt.param_groups[group]))
-
-
-def assert_same(a_params, b_params):
-    for a, b in zip(a_params, b_params, strict=True):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 @pytest.mark.parametrize("blas", [True, False], ids=["blas", "numpy-only"])
