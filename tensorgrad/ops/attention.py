@@ -198,7 +198,8 @@ class ScaledDotProductAttention(Op):
         nq, nk, nv, nmask = self.needs_input_grad[:4]
         e, sums = self.saved
         e_t = np.ascontiguousarray(_swap(e))
-        grad = grad / sums[..., None]  # dO / sums: dPᵀ and D come out divided too
+        if e.shape[-1]:  # (no keys: every gradient is empty or zeros; the sums are 0)
+            grad = grad / sums[..., None]  # dO / sums: dPᵀ and D come out divided too
         kept_t = e_t if dropout is None else e_t * _swap(dropout)
         dv = sum_to(kept_t @ grad, shape_of(v)) if nv else None
         if not (nq or nk or nmask):

@@ -4,6 +4,8 @@ output; an output changed in place refused."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,19 @@ def test_an_output_changed_in_place_is_refused_as_pytorch_does():
     out.add_(1)  # only v's gradient: P alone, the output is not read
     out.sum().backward()
     np.testing.assert_allclose(v_only.grad.numpy(), np.ones((1, 2, 3)))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_no_keys_give_zeros_silently_as_pytorch(causal):
+    """With no keys (S = 0) each query's sum of numerators is 0: the output and q's
+    gradient are zeros, PyTorch's, without a division by those sums or a warning."""
+    q = tg.tensor(np.ones((2, 3, 4), np.float32), requires_grad=True)
+    k = tg.tensor(np.ones((2, 0, 4), np.float32), requires_grad=True)
+    v = tg.tensor(np.ones((2, 0, 5), np.float32), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = tg.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out.sum().backward()
+    np.testing.assert_array_equal(out.detach().numpy(), np.zeros((2, 3, 5), np.float32))
+    np.testing.assert_array_equal(q.grad.numpy(), np.zeros((2, 3, 4), np.float32))
+    assert k.grad.shape == (2, 0, 4) and v.grad.shape == (2, 0, 5)
