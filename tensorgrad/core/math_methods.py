@@ -325,7 +325,7 @@ class MathMethods:
     def allclose(
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> bool:
-        _same_dtype("allclose", self, _tensor_argument("allclose", other))
+        check_same_dtype("allclose", ("self", self), ("other", _tensor_argument("allclose", other)))
         try:
             return bool(np.allclose(self._data, _raw(other), rtol, atol, equal_nan))
         except ValueError as exc:  # a failed broadcast
@@ -336,7 +336,7 @@ class MathMethods:
         self, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
     ) -> Any:
         """Elementwise ``|self − other| ≤ atol + rtol·|other|`` (a bool tensor, no gradient)."""
-        _same_dtype("isclose", self, _tensor_argument("isclose", other))
+        check_same_dtype("isclose", ("self", self), ("other", _tensor_argument("isclose", other)))
         try:
             return wrap(np.isclose(self._data, _raw(other), rtol, atol, equal_nan))
         except ValueError as exc:
@@ -1254,7 +1254,7 @@ class MathMethods:
         """The cross product of 3-vectors along ``dim`` (the first dimension of size 3 when
         None, as ``torch.cross``), the two broadcast."""
         other = engine.as_tensor(other)
-        _same_dtype("cross", self, other)
+        check_same_dtype("cross", ("self", self), ("other", other))
         try:
             shape = np.broadcast_shapes(self.shape, other.shape)
         except ValueError as exc:
@@ -1609,15 +1609,6 @@ def _same_dtype_operands(x: Any, y: Any) -> tuple[Any, Any]:
     x = engine._cast(x, dtype)
     y = engine._cast(y, dtype) if isinstance(y, (engine.Tensor, np.ndarray)) else y
     return x, (y if isinstance(y, engine.Tensor) else engine.as_tensor(np.asarray(y, dtype)))
-
-
-def _same_dtype(name: str, x: Any, y: Any) -> None:
-    """PyTorch's refusal of two dtypes where an op computes in one (``isclose``, ``mv``)."""
-    if _raw(x).dtype != np.asarray(_raw(y)).dtype:
-        raise array_backend.DtypeError(
-            f"{name}: expected both inputs to have the same dtype, but got {_raw(x).dtype} "
-            f"and {np.asarray(_raw(y)).dtype}"
-        )
 
 
 @engine.reads_values

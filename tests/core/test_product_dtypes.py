@@ -17,6 +17,7 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad.core.product_dtypes import check_same_dtype
+from tests.dtype_pairs import DTYPE_PAIRS, outcome
 
 
 def make(lib: Any, shape: tuple[int, ...], dtype: str) -> Any:
@@ -85,31 +86,6 @@ CASES: list[tuple[str, str, Callable[..., Any]]] = [
         ),
     ),
 ]
-
-DTYPE_PAIRS = [
-    ("float32", "float32"),
-    ("float64", "float64"),
-    ("float16", "float16"),
-    ("int64", "int64"),
-    ("uint8", "uint8"),
-    ("bool", "bool"),
-    ("float32", "float64"),
-    ("float64", "float32"),
-    ("float16", "float32"),
-    ("float32", "int64"),
-    ("int64", "float32"),
-    ("int32", "int64"),
-    ("bool", "float32"),
-    ("float32", "bool"),
-]
-
-
-def outcome(call: Callable[[], Any]) -> Any:
-    """The call's result, or the exception it raised."""
-    try:
-        return call()
-    except Exception as exc:  # compared with the other library's
-        return exc
 
 
 @pytest.mark.parametrize(("a", "b"), DTYPE_PAIRS, ids=[f"{a}-{b}" for a, b in DTYPE_PAIRS])
