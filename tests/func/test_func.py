@@ -8,7 +8,7 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import func, nn
-from tensorgrad.func import tree_flatten
+from tensorgrad.core.pytree import tree_flatten
 
 
 def f_vector(x):
@@ -210,7 +210,7 @@ def test_against_torch_func():
 @pytest.mark.parametrize("batched", [True, False])
 def test_jacfwd_batched_over_directions_or_one_jvp_each(monkeypatch, batched):
     """jacfwd's speed trick (one vmap-ed JVP over every basis direction) on and off."""
-    monkeypatch.setattr(func, "BATCHED_JACOBIANS", batched)
+    monkeypatch.setattr(func.jacobians, "BATCHED_JACOBIANS", batched)
     rng = np.random.default_rng(4)
     a = tg.tensor(rng.standard_normal((4, 3)))
 

@@ -1,0 +1,93 @@
+"""Forward mode as functions: ``jvp`` and ``linearize``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tensorgrad.autograd import forward_ad
+from tensorgrad.core import batching, forward
+from tensorgrad.core.pytree import tree_unflatten
+from tensorgrad.core.tensor import Tensor
+from tensorgrad.func.common import (
+    _split_aux,
+    _tensors,
+)
+
+
+def jvp(
+    func: Callable,
+    primals: tuple,
+    tangents: tuple,
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+) -> tuple:
+    """``(func(*primals), J·tangents)`` in one forward pass, carrying each tangent beside
+    its primal (forward mode). ``primals`` and ``tangents`` are tuples of the same
+    structure."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+            "valid to call f(*primals)."
+        )
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected tangents to be a tuple of the same "
+            "structure as primals"
+        )
+    p_leaves, p_spec = _tensors(primals, "jvp", "primals")
+    t_leaves, t_spec = _tensors(tangents, "jvp", "tangents")
+    if len(p_leaves) != len(t_leaves) or p_spec != t_spec:
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+            f"python structure, got {len(p_leaves)} primals and {len(t_leaves)} tangents"
+        )
+    for p, t in zip(p_leaves, t_leaves, strict=True):
+        if p.shape != t.shape:
+            raise RuntimeError(
+                "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                f"shape, got a primal of shape {tuple(p.shape)} and a tangent of shape "
+                f"{tuple(t.shape)}"
+            )
+    with forward_ad.dual_level():
+        duals = [_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
+        result = func(*tree_unflatten(duals, p_spec))
+        output, aux = _split_aux(result, has_aux, "jvp")
+        out_leaves, out_spec = _tensors(output, "jvp", "the outputs of f")
+        values, slopes = [], []
+        for o in out_leaves:
+            primal, tangent = forward_ad.unpack_dual(o)
+            values.append(primal)
+            slopes.append(
+                batching.like(o, Tensor(np.zeros_like(o._data)) if tangent is None else tangent)
+            )
+    outs = (tree_unflatten(values, out_spec), tree_unflatten(slopes, out_spec))
+    return (*outs, aux) if has_aux else outs
+
+
+def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``make_dual``; inside vmap, the primal and the tangent laid out over the same levels
+    first (a tangent per sample for a shared primal: jacfwd's basis, batched)."""
+    levels = batching.levels_of(primal) + batching.levels_of(tangent)
+    if not levels:
+        return forward_ad.make_dual(primal, tangent)
+    levels = tuple(sorted(set(levels)))
+    p, t = (batching.plain(batching.lift(x, levels, expand=True)) for x in (primal, tangent))
+    dual = batching.batched(forward_ad.make_dual(p, t), levels)
+    forward.set_tangent(dual, dual._tangent)
+    return dual
+
+
+def linearize(func: Callable, *primals: Any) -> tuple:
+    """``(func(*primals), jvp_fn)``, ``jvp_fn(*tangents)`` giving ``J·tangents`` at the
+    primals. Each call is one forward pass with tangents (PyTorch traces the linear map
+    once instead: the same values)."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
