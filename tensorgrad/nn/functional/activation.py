@@ -11,7 +11,7 @@ import numpy as np
 from tensorgrad import ops
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 

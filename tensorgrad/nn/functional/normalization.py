@@ -10,7 +10,7 @@ import numpy as np
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
 from tensorgrad.core.engine import apply, as_tensor
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 

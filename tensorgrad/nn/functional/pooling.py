@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.core.engine import apply
-from tensorgrad.core.math_methods import no_bool_kernel
+from tensorgrad.core.methods.common import no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
