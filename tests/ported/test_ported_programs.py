@@ -3,7 +3,7 @@ PyTorch prints.
 
 Each file in ``programs/`` is plain PyTorch source (``import torch``), written the way a
 PyTorch user writes it; drop in another and it is checked the same way. The test ports it by
-the rule of issue 15 (:func:`port`, the rules of ``../shared/ports/port.py``), runs it with
+changing its imports only (:func:`port`, the rules of ``../shared/ports/port.py``), runs it with
 tensorgrad, and, where PyTorch is installed, runs the original too and compares their output:
 the same text, and every number in it within a tolerance.
 
@@ -50,7 +50,7 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf
 
 
 def port(source: str) -> str:
-    """Rewrite module paths as issue 15's rule does, and nothing else: ``import torch`` →
+    """Rewrite module paths as the porting rule does, and nothing else: ``import torch`` →
     ``import tensorgrad as torch``, ``from torch…`` / ``import torch.X`` → ``tensorgrad…``,
     ``torch.utils.data`` → ``tensorgrad.data``, ``torchvision`` → ``tensorgrad.vision``."""
     source = source.replace(

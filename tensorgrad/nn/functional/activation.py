@@ -72,7 +72,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # --------------------------------------------------------------------------- more activations
-# (issue 22's missing names), composed of existing ops: no VJP of their own
+# composed of existing ops: no VJP of their own
 def _between(x: Tensor, low: float, high: float) -> Tensor:
     """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
     0 at the bounds and outside (``clamp`` passes it at the bounds too)."""

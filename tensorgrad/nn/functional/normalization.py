@@ -127,7 +127,7 @@ def layer_norm(
 
 
 # --------------------------------------------------------------------------- more normalisations
-# (issue 22's missing names): the ``normalize`` op over other axes, or compositions
+# the ``normalize`` op over other axes, or compositions
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
     if weight is not None:
         out = out * weight.reshape(shape)

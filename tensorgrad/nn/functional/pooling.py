@@ -121,7 +121,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
 
 
 # --------------------------------------------------------------------------- more pooling
-# (issue 22's missing names): the 1-D pools as 2-D ones over a height of 1, and compositions
+# the 1-D pools as 2-D ones over a height of 1, and compositions
 def _one(value: Any, name: str, what: str) -> int:
     if isinstance(value, Sequence):
         if len(value) != 1:
