@@ -27,7 +27,7 @@ from tensorgrad.ops.base import reduction_axes
 
 
 class ReductionMethods:
-    """Reductions and running reductions (scans) (mixed into Tensor)."""
+    """Reductions, and the running ones: the scans (mixed into Tensor)."""
 
     __slots__ = ()
 
