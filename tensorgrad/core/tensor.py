@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
-from tensorgrad.core import engine, sweep
+from tensorgrad.core import engine, forward, sweep
 from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import MathMethods
@@ -360,7 +360,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         if not implied:
             extras.append(f"dtype={self.dtype}")
         if self._tangent is not None:
-            extras.append(f"tangent={wrap(self._tangent)!r}")
+            extras.append(f"tangent={wrap(forward.as_array(self._tangent))!r}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self._node!r}")
         elif self.requires_grad:

@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import ops
 from tensorgrad.autograd import forward_ad
-from tensorgrad.core import batching, forward
+from tensorgrad.core import batching, engine, forward
 from tensorgrad.core.pytree import tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
+    _result,
     _split_aux,
     _tensors,
 )
@@ -52,6 +54,9 @@ def jvp(
                 f"shape, got a primal of shape {tuple(p.shape)} and a tangent of shape "
                 f"{tuple(t.shape)}"
             )
+    # an outer reverse transform differentiates the outputs only through the primals or the
+    # tangents; otherwise what the function's own transforms recorded inside stays inside
+    keep = any(x._requires_grad for x in (*p_leaves, *t_leaves))
     with forward_ad.dual_level():
         duals = [_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
         result = func(*tree_unflatten(duals, p_spec))
@@ -60,9 +65,11 @@ def jvp(
         values, slopes = [], []
         for o in out_leaves:
             primal, tangent = forward_ad.unpack_dual(o)
-            values.append(primal)
+            values.append(_result(primal, keep))
             slopes.append(
-                batching.like(o, Tensor(np.zeros_like(o._data)) if tangent is None else tangent)
+                batching.like(
+                    o, Tensor(np.zeros_like(o._data)) if tangent is None else _result(tangent, keep)
+                )
             )
     outs = (tree_unflatten(values, out_spec), tree_unflatten(slopes, out_spec))
     return (*outs, aux) if has_aux else outs
@@ -75,8 +82,11 @@ def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
     if not levels:
         return forward_ad.make_dual(primal, tangent)
     levels = tuple(sorted(set(levels)))
-    p, t = (batching.plain(batching.lift(x, levels, expand=True)) for x in (primal, tangent))
-    dual = batching.batched(forward_ad.make_dual(p, t), levels)
+    p, t = (batching.lift(x, levels, expand=True) for x in (primal, tangent))
+    if p is primal and p._requires_grad:  # a view in its graph: a plain copy of the object
+        with batching.physical():  # would be another leaf, and get the gradient instead
+            p = engine.apply(ops.Reshape(p._data.shape), p)
+    dual = batching.batched(forward_ad.make_dual(batching.plain(p), batching.plain(t)), levels)
     forward.set_tangent(dual, dual._tangent)
     return dual
 
