@@ -107,7 +107,8 @@ def sequence_classes(lib: Any) -> dict[str, type]:
       (``transformer.wte``/``wpe``/``h``/``ln_f``, ``lm_head``), attention written out with a
       ``tril`` buffer cut to the length and ``masked_fill``, a tanh GELU written out with
       ``pow``, the embedding tied to the head's weight;
-    - ``WordLM``: PyTorch's word_language_model: Embedding → LSTM → Linear.
+    - ``WordLM``: a word-level LSTM language model: Embedding → LSTM → Linear, dropout
+      between them (the shape of PyTorch's word_language_model example).
     """
     nn, F = lib.nn, lib.nn.functional
 
@@ -236,19 +237,20 @@ def sequence_classes(lib: Any) -> dict[str, type]:
             return self.lm_head(parts.ln_f(x))
 
     class WordLM(nn.Module):
-        def __init__(self, ntoken=17, ninp=8, nhid=12, nlayers=2) -> None:
-            super().__init__()
-            self.drop = nn.Dropout(0.2)
-            self.encoder = nn.Embedding(ntoken, ninp)
-            self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=0.2)
-            self.decoder = nn.Linear(nhid, ntoken)
-            self.ntoken = ntoken
+        """Words in, the next word's log-probabilities out, through a two-layer LSTM."""
 
-        def forward(self, input, h0, c0):
-            emb = self.drop(self.encoder(input))
-            output, (h_n, c_n) = self.rnn(emb, (h0, c0))
-            decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
-            return F.log_softmax(decoded, dim=1), h_n, c_n
+        def __init__(self, vocab=17, width=8, hidden=12, layers=2) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.lstm = nn.LSTM(width, hidden, layers, dropout=0.2)
+            self.to_vocab = nn.Linear(hidden, vocab)
+            self.dropout = nn.Dropout(0.2)
+
+        def forward(self, words, h0, c0):
+            states, (h_n, c_n) = self.lstm(self.dropout(self.embed(words)), (h0, c0))
+            scores = self.to_vocab(self.dropout(states))
+            flat = scores.view(-1, scores.size(-1))
+            return F.log_softmax(flat, dim=1), h_n, c_n
 
     return {"CharGPT": CharGPT, "MinGPT": MinGPT, "WordLM": WordLM}
 
