@@ -138,7 +138,7 @@ def test_ported_adder_dropout_changes_the_logits_as_pytorch(both):
         for p in models[0].parameters():
             p.add_(torch.randn_like(p) * 0.3)
     models[1].load_state_dict({k: tg.tensor(v.numpy()) for k, v in models[0].state_dict().items()})
-    x = np.random.default_rng(1).integers(0, 10, (64, 6))
+    x = np.random.default_rng(1).integers(0, 10, (32, 6))
     means, variances = [], []
     for lib, model in zip((torch, tg), models):
         model.train()
