@@ -327,6 +327,8 @@ def physical_cotangent(out: Tensor, cotangent: Any) -> Any:
             "compute the output inside that vmap"
         )
     array = lift(cotangent, own, expand=True)
+    if isinstance(array, Tensor) and array._requires_grad:  # differentiated again: recorded
+        return plain(_run(ops.BroadcastTo(out._data.shape), array))
     array = array._data if isinstance(array, Tensor) else np.asarray(array)
     return np.array(np.broadcast_to(array, out._data.shape))
 

@@ -87,9 +87,11 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                     f"vjp_fn: a cotangent of shape {tuple(c.shape)} for an output of shape "
                     f"{tuple(o.shape)}"
                 )
-        arrays = [c if keep else c._data for c in leaves]
+        # Jᵀ·u is differentiable in u too (vjp of vjp): recorded when a cotangent requires grad
+        recorded = keep or any(c._requires_grad for c in leaves)
+        arrays = [c if recorded else c._data for c in leaves]
         return tuple(
-            tree_unflatten(_grads(out_leaves, flat, arrays, keep), s)
+            tree_unflatten(_grads(out_leaves, flat, arrays, recorded), s)
             for flat, s in zip(flats, specs, strict=True)
         )
 

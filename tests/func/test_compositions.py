@@ -1,9 +1,10 @@
 """Transforms composed in every pairing a ``torch.func`` user writes, in float64: grad of
-jvp and jvp of grad, vjp of jvp (in the primal and in the tangent), jacrev of jacfwd and the
-reverse, vmap of each, ``forward_ad`` dual tensors under ``backward()``, ``create_graph``
-through a dual, and ``autograd.functional.hvp``/``vhp``. Each is checked against the
-closed-form derivatives of a small function and, where PyTorch is installed, against
-``torch.func`` computing the same composition.
+jvp and jvp of grad, vjp of jvp (in the primal and in the tangent), vjp of vjp (in the
+cotangent), jacrev of jacfwd and the reverse, jvp of jvp and jacfwd of jacfwd, vmap of
+each, ``forward_ad`` dual tensors under ``backward()``, ``create_graph`` through a dual, and
+``autograd.functional.hvp``/``vhp``. Each is checked against the closed-form derivatives of
+a small function and, where PyTorch is installed, against ``torch.func`` computing the same
+composition.
 
 The function is ``f(x) = Σ sin(x)·x + Σ exp(x/2)·x²``: its gradient is
 ``cos(x)·x + sin(x) + exp(x/2)·(x²/2 + 2x)``, its Hessian diagonal with
@@ -116,6 +117,36 @@ def test_vmap_of_each_composition_equals_a_loop():
         close(rof[k], hessian_diagonal(x) * v)
         close(fov[k], hessian_diagonal(x) * v)
         close(hess[k], np.diag(hessian_diagonal(x)))
+
+
+def test_jvp_of_jvp_and_jacfwd_of_jacfwd():
+    # nested forward mode: the inner jvp runs as the VJP of a VJP while the outer level is open
+    close(func.jvp(lambda a: func.jvp(f, (a,), (t(V),))[1], (t(X),), (t(U),))[1], HV @ U)
+    close(func.jacfwd(func.jacfwd(f))(t(X)), np.diag(hessian_diagonal(X)))
+    close(func.jvp(func.jacfwd(f), (t(X),), (t(V),))[1], HV)
+    close(func.jacfwd(lambda a: func.jvp(f, (a,), (t(V),))[1])(t(X)), HV)
+    h = lambda x: x.sin() * x  # noqa: E731
+    second = func.jacfwd(func.jacfwd(h))(t(X))
+    want = np.zeros((4, 4, 4))
+    want[np.arange(4), np.arange(4), np.arange(4)] = -np.sin(X) * X + 2 * np.cos(X)
+    close(second, want)
+    vs = t(np.stack([V, U]))
+    nested = func.vmap(lambda v: func.jvp(lambda a: func.jvp(f, (a,), (v,))[1], (t(X),), (v,))[1])
+    close(nested(vs), [V @ (hessian_diagonal(X) * V), U @ (hessian_diagonal(X) * U)])
+
+
+def test_vjp_of_vjp_in_the_cotangent():
+    # u ↦ Jᵀu is linear: differentiated in u it gives J back, with and without vmap
+    h = lambda x: x.sin() * x  # noqa: E731
+    slope = np.cos(X) * X + np.sin(X)
+    u = t(U, requires_grad=True)
+    (g,) = func.vjp(h, t(X))[1](u)
+    (g * g).sum().backward()
+    close(u.grad, 2 * slope * slope * U)
+    us = t(np.stack([U, V]), requires_grad=True)
+    gs = func.vmap(lambda c: func.vjp(h, t(X))[1](c)[0])(us)
+    (gs * gs).sum().backward()
+    close(us.grad, 2 * slope * slope * np.stack([U, V]))
 
 
 def test_dual_tensors_under_backward():
@@ -237,6 +268,8 @@ def test_every_pairing_against_torch_func():
         "vjp_of_jvp": tfunc.vjp(lambda a, b: tfunc.jvp(torch_f, (a,), (b,))[1], x, v)[1](
             torch.tensor(2.0, dtype=torch.float64)
         ),
+        "jacfwd_jacfwd": tfunc.jacfwd(tfunc.jacfwd(torch_f))(x),
+        "jvp_of_jvp": tfunc.jvp(lambda a: tfunc.jvp(torch_f, (a,), (v,))[1], (x,), (u,))[1],
         "vmap_grad_of_jvp": tfunc.vmap(
             lambda a, b: tfunc.grad(lambda y: tfunc.jvp(torch_f, (y,), (b,))[1])(a)
         )(torch.stack([x, -x]), torch.stack([v, u])),
@@ -248,6 +281,8 @@ def test_every_pairing_against_torch_func():
         "jacrev_jacfwd": func.jacrev(func.jacfwd(f))(xs),
         "jacfwd_jacrev": func.jacfwd(func.jacrev(f))(xs),
         "vjp_of_jvp": func.vjp(lambda a, b: func.jvp(f, (a,), (b,))[1], xs, vs)[1](t(2.0)),
+        "jacfwd_jacfwd": func.jacfwd(func.jacfwd(f))(xs),
+        "jvp_of_jvp": func.jvp(lambda a: func.jvp(f, (a,), (vs,))[1], (xs,), (t(U),))[1],
         "vmap_grad_of_jvp": func.vmap(
             lambda a, b: func.grad(lambda y: func.jvp(f, (y,), (b,))[1])(a)
         )(t(np.stack([X, -X])), t(np.stack([V, U]))),
