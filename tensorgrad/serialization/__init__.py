@@ -188,6 +188,7 @@ def _load_from(file: Any, path: str, restore: Any, weights_only: bool, pickle_mo
                load_args: dict, mmap_path: str | None) -> Any:  # fmt: skip
     import struct
     import zipfile
+    import zlib
 
     from tensorgrad.serialization import errors, npz, pickling, torch_legacy, torch_zip
 
@@ -207,7 +208,7 @@ def _load_from(file: Any, path: str, restore: Any, weights_only: bool, pickle_mo
     if kind == "zip":
         try:
             names = zipfile.ZipFile(file).namelist()
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
             what = "a PyTorch checkpoint" if b"/data.pkl" in head else "a zip archive"
             raise CheckpointError(
                 f"{path}: {what}, but truncated or corrupt (its zip directory: {exc})"
@@ -215,6 +216,7 @@ def _load_from(file: Any, path: str, restore: Any, weights_only: bool, pickle_mo
         if torch_zip.top_folder(names) is not None:
             what, reader = "a PyTorch checkpoint", torch_zip.load
         elif npz.is_npz_checkpoint(names):
+            file.seek(0)
             return npz.load(file.read(), path, weights_only, pickle_module, load_args)
         elif names and all(name.endswith(".npy") for name in names):
             raise CheckpointError(
@@ -241,7 +243,7 @@ def _load_from(file: Any, path: str, restore: Any, weights_only: bool, pickle_mo
     except ValueError as exc:
         raise CheckpointError(f"{path}: {what} that tensorgrad cannot load: {exc}") from None
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, struct.error, KeyError,
-            IndexError, OverflowError, MemoryError) as exc:  # fmt: skip
+            IndexError, OverflowError, MemoryError, zlib.error) as exc:  # fmt: skip
         raise CheckpointError(f"{path}: {what}, but truncated or corrupt ({exc})") from None
 
 

@@ -15,10 +15,13 @@ PyTorch ignores: which tensors were NumPy arrays or scalars when saved.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import struct
 import zlib
+from collections.abc import Iterator
 from typing import IO, Any
 
 import numpy as np
@@ -86,6 +89,20 @@ def _padding(offset: int, name: str, zip64: bool) -> bytes:
 
 
 # --------------------------------------------------------------------- reading
+@contextlib.contextmanager
+def _zip_errors() -> Iterator[None]:
+    """zipfile's errors for a damaged header (an unknown compression method, "encrypted"
+    flags, a zip version) as what they mean here: a damaged file."""
+    try:
+        yield
+    except (NotImplementedError, RuntimeError, zlib.error) as exc:
+        raise CheckpointError(f"a damaged zip header ({exc})") from None
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a seek to a negative offset; others are the disk's
+            raise
+        raise CheckpointError(f"a damaged zip header (an offset out of the file: {exc})") from None
+
+
 def top_folder(names: list[str]) -> str | None:
     """The folder whose ``data.pkl`` makes this a PyTorch checkpoint, or None."""
     for name in names:
@@ -125,8 +142,8 @@ def read_storage(
     if info.file_size != nbytes:
         raise CheckpointError(f"its storage {name} holds {info.file_size} bytes, not {nbytes}")
     if info.compress_type != zipfile.ZIP_STORED:
-        data = np.frombuffer(bytearray(archive.read(name)), dtype=np.uint8)  # CRC checked there
-        return data
+        with _zip_errors():
+            return np.frombuffer(bytearray(archive.read(name)), dtype=np.uint8)  # CRC checked
     size = file.seek(0, os.SEEK_END)
     start = _entry_data_offset(file, info, size)
     if mmap_path is not None and nbytes:
@@ -167,8 +184,21 @@ def as_elements(raw: np.ndarray, dtype: str | None, little: bool) -> np.ndarray:
 
 def load(file: IO[bytes], path: str, restore: Any, rebuild_args: dict[str, Any]) -> Any:
     """The object in a PyTorch zip checkpoint ``file`` (already known to be one)."""
-    import io
     import zipfile
+
+    with _zip_errors():
+        archive = zipfile.ZipFile(file)
+    folder = top_folder(archive.namelist())
+    if folder is None:
+        raise CheckpointError("it has no data.pkl")
+    prefix = folder + "/"
+    names = set(archive.namelist())
+    return _load(file, archive, prefix, names, path, restore, rebuild_args)
+
+
+def _load(file: IO[bytes], archive: Any, prefix: str, names: set[str], path: str,
+          restore: Any, rebuild_args: dict[str, Any]) -> Any:  # fmt: skip
+    import io
 
     weights_only, pickle_module, load_args, mmap_path = (
         rebuild_args["weights_only"],
@@ -176,23 +206,16 @@ def load(file: IO[bytes], path: str, restore: Any, rebuild_args: dict[str, Any])
         rebuild_args["load_args"],
         rebuild_args["mmap_path"],
     )
-    archive = zipfile.ZipFile(file)
-    folder = top_folder(archive.namelist())
-    if folder is None:
-        raise CheckpointError("it has no data.pkl")
-    prefix = folder + "/"
-    names = set(archive.namelist())
-    byteorder = (
-        archive.read(prefix + "byteorder").decode() if prefix + "byteorder" in names else "little"
-    )
+    with _zip_errors():
+        byteorder = "little"
+        if prefix + "byteorder" in names:
+            byteorder = archive.read(prefix + "byteorder").decode("ascii", "replace")
+        marks = archive.read(prefix + NUMPY_ENTRY) if prefix + NUMPY_ENTRY in names else b"[]"
+        data = archive.read(prefix + "data.pkl")
     if byteorder not in ("little", "big"):
         raise CheckpointError(f"its byteorder entry says {byteorder!r}")
-    numpy_marks: dict[int, str] = {}
-    if prefix + NUMPY_ENTRY in names:
-        numpy_marks = {
-            int(i): str(kind) for i, kind in json.loads(archive.read(prefix + NUMPY_ENTRY))
-        }
-    data = archive.read(prefix + "data.pkl")
+    numpy_marks = {int(i): str(kind) for i, kind in json.loads(marks)}
+    little = byteorder == "little"
     loaded: dict[str, pickling.Storage] = {}
 
     def persistent_load(pid: Any) -> Any:
@@ -204,29 +227,39 @@ def load(file: IO[bytes], path: str, restore: Any, rebuild_args: dict[str, Any])
             raise CheckpointError(f"a storage of type {storage_type!r:.60}")
         if key not in loaded:
             dtype = storage_type.dtype
-            width = (
-                1
-                if dtype is None
-                else 2
-                if dtype == "bfloat16"
-                else pickling.numpy_dtype(dtype).itemsize
-            )
-            raw = read_storage(
-                file,
-                archive,
-                f"{prefix}data/{key}",
-                numel * width,
-                mmap_path if dtype != "bfloat16" else None,
-            )
-            storage = pickling.Storage(
-                as_elements(raw, dtype, byteorder == "little"), location, dtype
-            )
+            mapped = mmap_path if dtype != "bfloat16" else None  # widened: read, not mapped
+            with _zip_errors():
+                raw = read_storage(
+                    file, archive, f"{prefix}data/{key}", numel * _width(dtype), mapped
+                )
+            storage = pickling.Storage(as_elements(raw, dtype, little), location, dtype)
             loaded[key] = restore(storage, location)
         return loaded[key]
 
     rebuild = pickling.Rebuilder(numpy_marks)
     unpickler = pickling.make_unpickler(path, weights_only, pickle_module, rebuild, persistent_load)
-    return unpickler(io.BytesIO(data), **load_args).load()
+    result = unpickler(io.BytesIO(data), **load_args).load()
+    read = {prefix + "byteorder", prefix + NUMPY_ENTRY, prefix + "data.pkl"}
+    with _zip_errors():
+        _check_the_rest(archive, read | {f"{prefix}data/{key}" for key in loaded})
+    return result
+
+
+def _width(dtype: str | None) -> int:
+    """Bytes per element of a storage of PyTorch's ``dtype`` (None: untyped, bytes)."""
+    if dtype is None:
+        return 1
+    return 2 if dtype == "bfloat16" else pickling.numpy_dtype(dtype).itemsize
+
+
+def _check_the_rest(archive: Any, checked: set[str]) -> None:
+    """Read every entry not read yet (the version, an unused storage), so that a damaged
+    byte anywhere in an entry is refused (zipfile checks the CRC-32 at each entry's end)."""
+    for info in archive.infolist():
+        if info.filename not in checked:
+            with archive.open(info) as entry:
+                while entry.read(_CHUNK):
+                    pass
 
 
 def _text(value: Any) -> Any:
