@@ -362,7 +362,9 @@ class WeightsOnlyError(pickle.UnpicklingError):
 
 
 def refusal(path: str, module: str, name: str) -> WeightsOnlyError:
-    """PyTorch's error for a global a weights-only load does not allow, naming it."""
+    """PyTorch's error for a global a weights-only load does not allow, naming it (by its
+    Python 3 name: protocol-2 pickles spell ``builtins.eval`` as ``__builtin__.eval``)."""
+    module, name = _python3_name(module, name)
     full = f"{module}.{name}"
     return WeightsOnlyError(
         f"{path}: Weights only load failed. This file can still be loaded, to do so you have "
