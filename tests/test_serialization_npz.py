@@ -22,8 +22,10 @@ def write_version_1(path, obj_meta_root, arrays, version=1):
     """A file as tensorgrad wrote it before checksums (format version 1)."""
     meta = {"format": "tensorgrad.checkpoint", "version": version, "root": obj_meta_root}
     with zipfile.ZipFile(path, "w") as archive:
-        for name, array in {"__tensorgrad__": np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                            **arrays}.items():  # fmt: skip
+        for name, array in {
+            "__tensorgrad__": np.frombuffer(json.dumps(meta).encode(), np.uint8),
+            **arrays,
+        }.items():
             with archive.open(name + ".npy", "w") as entry:
                 np.lib.format.write_array(entry, array)
 
@@ -45,14 +47,21 @@ def test_version_2_state_dicts_load_and_resume_a_model(tmp_path):
     tg.manual_seed(0)
     model = nn.Linear(3, 2)
     weights = {name: t.numpy() for name, t in model.state_dict().items()}
-    root = ["dict", [
-        ["str", "model", ["dict", [["str", name, ["tensor", f"model/{name}", False]] for name in weights]]],
-        ["str", "epoch", ["int", 3]],
-        ["str", "state", ["dict", [["int", 0, ["dict", [["str", "step", ["int", 4]]]]]]]],
-        ["str", "betas", ["tuple", [["float", 0.9], ["float", 0.999]]]],
-        ["str", "scalar", ["scalar", "scalar"]],
-        ["str", "param", ["parameter", "param", True]],
-    ]]  # fmt: skip
+    root = [
+        "dict",
+        [
+            [
+                "str",
+                "model",
+                ["dict", [["str", name, ["tensor", f"model/{name}", False]] for name in weights]],
+            ],
+            ["str", "epoch", ["int", 3]],
+            ["str", "state", ["dict", [["int", 0, ["dict", [["str", "step", ["int", 4]]]]]]]],
+            ["str", "betas", ["tuple", [["float", 0.9], ["float", 0.999]]]],
+            ["str", "scalar", ["scalar", "scalar"]],
+            ["str", "param", ["parameter", "param", True]],
+        ],
+    ]
     arrays = {f"model/{name}": array for name, array in weights.items()}
     arrays |= {"scalar": np.asarray(np.float32(2.5)), "param": np.ones(2)}
     path = tmp_path / "old.npz"
@@ -72,13 +81,21 @@ def test_version_3_pickled_entries_load_weights_only_when_they_are_plain(tmp_pat
     buffer = io.BytesIO()
     pickle.dump({"tags": {"a", "b"}}, buffer, protocol=2)
     path = tmp_path / "v3.npz"
-    write_version_2(path, ["pickle", "data~pickle"],
-                    {"data~pickle": np.frombuffer(buffer.getvalue(), np.uint8)}, version=3)  # fmt: skip
+    write_version_2(
+        path,
+        ["pickle", "data~pickle"],
+        {"data~pickle": np.frombuffer(buffer.getvalue(), np.uint8)},
+        version=3,
+    )
     assert tg.load(path) == {"tags": {"a", "b"}}
     buffer = io.BytesIO()
     pickle.dump(np.array([1, "a"], dtype=object), buffer, protocol=2)
-    write_version_2(path, ["pickle", "data~pickle"],
-                    {"data~pickle": np.frombuffer(buffer.getvalue(), np.uint8)}, version=3)  # fmt: skip
+    write_version_2(
+        path,
+        ["pickle", "data~pickle"],
+        {"data~pickle": np.frombuffer(buffer.getvalue(), np.uint8)},
+        version=3,
+    )
     with pytest.raises(pickle.UnpicklingError, match="numpy"):
         tg.load(path)
     assert tg.load(path, weights_only=False).tolist() == [1, "a"]
