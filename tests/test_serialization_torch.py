@@ -12,6 +12,7 @@ import math
 import os
 import pickle
 import pickletools
+import sys
 import zipfile
 from collections import OrderedDict
 
@@ -412,6 +413,26 @@ def test_the_format_before_pytorch_1_6_round_trips(tmp_path):
     path.write_bytes(data)
     with pytest.raises(RuntimeError, match="mmap can only be used"):
         tg.load(path, mmap=True)
+
+
+def test_loading_never_imports_torch(tmp_path):
+    """Even where PyTorch is installed: its names stand for tensorgrad's code."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # importing it would fail\n"
+        "import tensorgrad as tg\n"
+        f"path = {str(tmp_path / 'x.pt')!r}\n"
+        "tg.save({'w': tg.ones(2), 'p': tg.nn.Parameter(tg.zeros(1)), 'dtype': tg.float32}, path)\n"
+        "back = tg.load(path)\n"
+        "assert back['w'].tolist() == [1.0, 1.0] and back['dtype'] == tg.float32, back\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(tg.__file__))},
+    )
 
 
 def test_save_refuses_other_pickle_modules():
