@@ -93,6 +93,23 @@ def test_tensors_sharing_memory_are_one_storage_and_share_it_again():
     assert back["every_other"][2, 0].item() == -1.0 and back["array"][0] == -1.0
 
 
+@pytest.mark.parametrize("mmap", [False, True])
+def test_what_was_loaded_is_saved_again_with_its_sharing(tmp_path, mmap):
+    """A loaded file's tensors view its storages' bytes: saved again, one storage still."""
+    base = tg.arange(12.0).reshape(3, 4)
+    tg.save(
+        {"base": base, "rows": base[1:], "t": base.T, "i": tg.tensor([1, 2])}, tmp_path / "a.pt"
+    )
+    loaded = tg.load(tmp_path / "a.pt", mmap=mmap)
+    back, data = save_and_load(loaded)
+    assert storage_names(data) == ["archive/data/0", "archive/data/1"]
+    assert np.shares_memory(back["base"].numpy(), back["t"].numpy())
+    assert back["rows"].tolist() == base[1:].tolist() and back["i"].tolist() == [1, 2]
+    float_bytes = loaded["base"].numpy().view(np.int32)  # another dtype on the same bytes
+    back, data = save_and_load({"f": loaded["base"], "as_int": float_bytes})
+    assert len(storage_names(data)) == 2 and back["as_int"].tobytes() == float_bytes.tobytes()
+
+
 def test_tied_parameters_of_a_state_dict_stay_tied():
     class Tied(nn.Module):
         def __init__(self):

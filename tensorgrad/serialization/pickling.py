@@ -448,24 +448,34 @@ class StorageWriter:
         self.buffers: list[np.ndarray] = []  #: each storage's bytes, in key order
         self.ids: list[tuple] = []  #: each storage's persistent id
         self.legacy = legacy  #: PyTorch's format before 1.6: ids end with a view (None)
-        self._roots: dict[int, tuple[Any, np.ndarray]] = {}  # id(root) → (pid, root)
+        self._roots: dict[int, tuple[Any, np.ndarray, np.dtype]] = {}  # id → (pid, root, dtype)
 
-    def _new(self, flat: np.ndarray, dtype: np.dtype) -> tuple:
+    def _new(self, data: np.ndarray, dtype: np.dtype) -> tuple:
+        """A new storage of ``data`` (bytes, 1-D) holding ``dtype`` elements."""
         key = str(len(self.buffers))
-        self.buffers.append(flat.view(np.uint8))
+        self.buffers.append(data)
         if dtype.name in STORAGE_NAMES:
-            pid: tuple = ("storage", STORAGE_NAMES[dtype.name], key, "cpu", flat.shape[0])
+            pid: tuple = (
+                "storage",
+                STORAGE_NAMES[dtype.name],
+                key,
+                "cpu",
+                data.shape[0] // dtype.itemsize,
+            )
         elif self.legacy:
             raise TypeError(f"save: PyTorch's format before 1.6 has no {dtype} tensors")
         else:
-            pid = ("storage", UNTYPED_STORAGE, key, "cpu", flat.nbytes)
+            pid = ("storage", UNTYPED_STORAGE, key, "cpu", data.shape[0])
         pid = (*pid, None) if self.legacy else pid
         self.ids.append(pid)
         return pid
 
     def place(self, array: np.ndarray) -> tuple[tuple, int, tuple, tuple]:
         """``(persistent id, offset, size, stride)`` of ``array`` (offset and strides in
-        elements) in the storage of the buffer it views, or of a copy of its own."""
+        elements) in the storage of the buffer it views, or of a copy of its own. The buffer
+        is the array that owns the memory, whatever its dtype (a loaded file's storages are
+        bytes); a second dtype on one buffer is written as a copy, as PyTorch has one dtype
+        per storage."""
         dtype = array.dtype
         if not dtype.isnative and dtype.itemsize > 1:
             array = array.astype(dtype.newbyteorder("="))
@@ -475,24 +485,25 @@ class StorageWriter:
             root = root.base
         item = dtype.itemsize
         start = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        known = self._roots.get(id(root))
         fits = (
-            root.dtype == dtype
+            (known is None or known[2] == dtype)
             and array.size > 0
             and (root.flags.c_contiguous or root.flags.f_contiguous)
+            and root.nbytes % item == 0
             and start >= 0
             and start % item == 0
             and all(s >= 0 and s % item == 0 for s in array.strides)
         )
         if not fits:
-            root = np.ascontiguousarray(array)
-            start = 0
-        if id(root) not in self._roots:
+            root, start, known = np.ascontiguousarray(array), 0, None
+        if known is None:
             flat = root.reshape(-1) if root.flags.c_contiguous else root.T.reshape(-1)
-            self._roots[id(root)] = (self._new(flat, dtype), root)
-        pid = self._roots[id(root)][0]
+            known = (self._new(flat.view(np.uint8), dtype), root, dtype)
+            self._roots[id(root)] = known
         strides = array.strides if fits else root.strides
         stride = tuple(s // item for s in strides) if array.size else (0,) * array.ndim
-        return pid, start // item, tuple(array.shape), stride
+        return known[0], start // item, tuple(array.shape), stride
 
 
 class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
