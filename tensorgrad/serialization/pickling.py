@@ -143,6 +143,8 @@ class Rebuilder:
             )
         tensor = Tensor(view)
         if requires_grad:
+            if view.dtype.kind != "f":
+                raise CheckpointError(f"a {view.dtype} tensor requires grad")
             tensor.requires_grad_(True)
         return tensor
 
@@ -519,8 +521,7 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
         self.storages = storages
         storages.legacy = legacy
         self.numpy: dict[int, str] = {}
-        self._tensors = 0
-        self._keep: list[Any] = []  # what was reduced, alive until the pickle is done
+        self._tensors = 0  # (what was reduced stays alive in the pickler's memo: no id reused)
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
         if isinstance(obj, np.dtype) and not obj.fields and obj.name in DTYPE_NAMES:
@@ -553,15 +554,12 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
         if kind is Tensor:
-            self._keep.append(obj)
             return self._tensor(obj._data, obj.requires_grad, None)
         if kind is _TensorData:
             return self._tensor(obj.array, False, None)
         if kind is _parameter_class():
-            self._keep.append(obj)
             return REBUILD_PARAMETER, (_TensorData(obj._data), obj.requires_grad, OrderedDict())
         if kind is np.ndarray and obj.dtype.name in NUMPY_DTYPES:
-            self._keep.append(obj)
             return self._tensor(obj, False, "array")
         if isinstance(obj, np.generic) and obj.dtype.name in NUMPY_DTYPES:
             return self._tensor(np.asarray(obj), False, "scalar")
