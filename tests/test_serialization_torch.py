@@ -430,6 +430,8 @@ def test_the_format_before_pytorch_1_6_round_trips(tmp_path):
     path.write_bytes(data)
     with pytest.raises(RuntimeError, match="mmap can only be used"):
         tg.load(path, mmap=True)
+    tg.save(state, path, _use_new_zipfile_serialization=False, pickle_protocol=4)
+    assert tg.load(path)["v"].tolist() == [2.0, 3.0, 4.0, 5.0]  # any protocol
 
 
 def test_loading_never_imports_torch(tmp_path):

@@ -7,6 +7,10 @@ class CheckpointError(ValueError):
     """The file is not a checkpoint tensorgrad reads, or it is truncated, corrupt or too new."""
 
 
+#: how any pickle protocol from 2 on writes PyTorch's magic number 0x1950a86a20f9469cfc6c
+_MAGIC = b"\x8a\x0a" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little")
+
+
 def sniff(head: bytes) -> str:
     """What the first bytes of a file say it is: ``"zip"``, ``"torch-legacy"`` (PyTorch's
     format before 1.6: pickles one after another), ``"tar"`` (PyTorch's before 0.4),
@@ -15,7 +19,7 @@ def sniff(head: bytes) -> str:
         return "empty"
     if head[:4] == b"PK\x03\x04" or head[:4] == b"PK\x05\x06":
         return "zip"
-    if head[:4] == b"\x80\x02\x8a\x0a":  # protocol 2, a 10-byte integer: PyTorch's magic number
+    if head[:1] == b"\x80" and _MAGIC in head[:40]:  # a pickle of PyTorch's magic number
         return "torch-legacy"
     if head[:6] == b"\x93NUMPY":
         return "npy"
