@@ -592,6 +592,18 @@ def test_damaged_pytorch_files_are_refused(torch, tmp_path):
         tg.load(path)
 
 
+def test_pytorch_files_saved_without_crcs_load(torch, tmp_path):
+    """``set_crc32_options(False)`` writes every CRC-32 as 0: such a file has nothing to check."""
+    torch.serialization.set_crc32_options(False)
+    try:
+        torch.save({"w": torch.arange(4.0)}, tmp_path / "fast.pt")
+    finally:
+        torch.serialization.set_crc32_options(True)
+    with zipfile.ZipFile(tmp_path / "fast.pt") as archive:
+        assert {info.CRC for info in archive.infolist()} == {0}
+    assert tg.load(tmp_path / "fast.pt")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 @pytest.mark.parametrize("direction", ["pytorch_to_tensorgrad", "tensorgrad_to_pytorch"])
 def test_sgd_with_momentum_state_moves_across(torch, direction):
     tg.manual_seed(0)

@@ -129,19 +129,26 @@ def _entry_data_offset(file: IO[bytes], info: Any, size: int) -> int:
 
 
 def read_storage(
-    file: IO[bytes], archive: Any, name: str, nbytes: int, mmap_path: str | None
+    file: IO[bytes],
+    archive: Any,
+    name: str,
+    nbytes: int | None,
+    mmap_path: str | None = None,
+    check: bool = True,
 ) -> np.ndarray:
-    """The ``nbytes`` bytes of entry ``name``, writable, their CRC-32 checked; memory-mapped
-    copy-on-write from ``mmap_path`` where given (as PyTorch's ``mmap=True``)."""
+    """The ``nbytes`` bytes (None: all) of entry ``name``, writable, their CRC-32 checked
+    unless ``check`` is False; memory-mapped copy-on-write from ``mmap_path`` where given (as
+    PyTorch's ``mmap=True``)."""
     import zipfile
 
     try:
         info = archive.getinfo(name)
     except KeyError:
         raise CheckpointError(f"its storage {name} is missing") from None
+    nbytes = info.file_size if nbytes is None else nbytes
     if info.file_size != nbytes:
         raise CheckpointError(f"its storage {name} holds {info.file_size} bytes, not {nbytes}")
-    if info.compress_type != zipfile.ZIP_STORED:
+    if info.compress_type != zipfile.ZIP_STORED:  # (tensorgrad's compressed=True)
         with _zip_errors():
             return np.frombuffer(bytearray(archive.read(name)), dtype=np.uint8)  # CRC checked
     size = file.seek(0, os.SEEK_END)
@@ -161,7 +168,7 @@ def read_storage(
                 raise CheckpointError(f"{name} is cut short")
             crc = zlib.crc32(view[done : done + got], crc)
             done += got
-    if crc != info.CRC:
+    if check and crc != info.CRC:
         raise CheckpointError(f"Bad CRC-32 for {name}: its bytes were damaged")
     return data
 
@@ -206,12 +213,18 @@ def _load(file: IO[bytes], archive: Any, prefix: str, names: set[str], path: str
         rebuild_args["load_args"],
         rebuild_args["mmap_path"],
     )
-    with _zip_errors():
-        byteorder = "little"
-        if prefix + "byteorder" in names:
-            byteorder = archive.read(prefix + "byteorder").decode("ascii", "replace")
-        marks = archive.read(prefix + NUMPY_ENTRY) if prefix + NUMPY_ENTRY in names else b"[]"
-        data = archive.read(prefix + "data.pkl")
+    # torch.serialization.set_crc32_options(False) writes every CRC-32 as 0: nothing to check
+    check = any(info.CRC for info in archive.infolist() if info.file_size)
+
+    def entry(name: str) -> bytes:
+        with _zip_errors():
+            return read_storage(file, archive, prefix + name, None, check=check).tobytes()
+
+    byteorder = (
+        entry("byteorder").decode("ascii", "replace") if prefix + "byteorder" in names else "little"
+    )
+    marks = entry(NUMPY_ENTRY) if prefix + NUMPY_ENTRY in names else b"[]"
+    data = entry("data.pkl")
     if byteorder not in ("little", "big"):
         raise CheckpointError(f"its byteorder entry says {byteorder!r}")
     numpy_marks = {int(i): str(kind) for i, kind in json.loads(marks)}
@@ -230,7 +243,7 @@ def _load(file: IO[bytes], archive: Any, prefix: str, names: set[str], path: str
             mapped = mmap_path if dtype != "bfloat16" else None  # widened: read, not mapped
             with _zip_errors():
                 raw = read_storage(
-                    file, archive, f"{prefix}data/{key}", numel * _width(dtype), mapped
+                    file, archive, f"{prefix}data/{key}", numel * _width(dtype), mapped, check
                 )
             storage = pickling.Storage(as_elements(raw, dtype, little), location, dtype)
             loaded[key] = restore(storage, location)
@@ -240,8 +253,9 @@ def _load(file: IO[bytes], archive: Any, prefix: str, names: set[str], path: str
     unpickler = pickling.make_unpickler(path, weights_only, pickle_module, rebuild, persistent_load)
     result = unpickler(io.BytesIO(data), **load_args).load()
     read = {prefix + "byteorder", prefix + NUMPY_ENTRY, prefix + "data.pkl"}
-    with _zip_errors():
-        _check_the_rest(archive, read | {f"{prefix}data/{key}" for key in loaded})
+    if check:
+        with _zip_errors():
+            _check_the_rest(archive, read | {f"{prefix}data/{key}" for key in loaded})
     return result
 
 
