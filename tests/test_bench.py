@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bench import __main__ as cli
-from bench import common, loader, memory, mlp, ops, scalar
+from bench import checkpoint, common, loader, memory, mlp, ops, scalar
 
 
 def smoke_args(*extra: str):
@@ -170,6 +170,15 @@ def test_loader_table():
     ]
     assert all(float(row[1].replace(",", "")) > 0 for row in table[2:])
     assert re.search(r"Batched MNIST transforms: [\d.]+× \([\d.]+–[\d.]+\)", text)
+
+
+def test_checkpoint_table():
+    text = checkpoint.run(smoke_args())
+    (table,) = tables(text)
+    names = [row[0] for row in table[2:]]
+    assert names[:3] == ["tg.save", "tg.load", "tg.load(mmap=True)"]
+    assert len(names) in (3, 7)  # with PyTorch: its save and load, and each reading the other's
+    assert all(float(row[3].replace(",", "")) > 0 for row in table[2:])
 
 
 def test_main_prints_and_writes_the_report(tmp_path, capsys):
