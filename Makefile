@@ -29,7 +29,7 @@ lint: $(STAMP)
 
 train: $(STAMP)
 	mkdir -p runs
-	$(PY) -m tensorgrad train --dataset auto --save runs/model.npz --plot runs/training.png
+	$(PY) -m tensorgrad train --dataset auto --save runs/model.pt --plot runs/training.png
 
 bench: $(STAMP)
 	$(PY) -m bench
