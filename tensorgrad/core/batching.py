@@ -31,6 +31,9 @@ import collections
 import copy
 import itertools
 import math
+import os
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,6 +44,8 @@ from tensorgrad.core import engine, forward
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.ops.base import normalize_axis, reduction_axes
+from tensorgrad.ops.conv import check_conv
+from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
 
 #: level numbers, one per vmap call (nested calls get larger ones: inner levels come later)
 _level_numbers = itertools.count(1)
@@ -55,9 +60,40 @@ class _State:
     #: how many times each op ran by the per-sample loop (no rule, or a case its rule leaves
     #: out): what docs and tests look at to see that a model batches for real
     looped: collections.Counter = collections.Counter()  # noqa: RUF012
+    #: the ops whose per-sample loop has been warned about (once each, as PyTorch's)
+    warned: set[str] = set()  # noqa: RUF012
 
 
 state = _State()
+
+#: warn (once per op) when an op runs once per sample for want of a batching rule, as
+#: PyTorch's vmap does; ``tensorgrad.core.batching.FALLBACK_WARNINGS = False`` silences it
+FALLBACK_WARNINGS = True
+
+
+def _warn_fallback(name: str) -> None:
+    """Count a per-sample loop of ``name`` and, the first time, say that it is slow."""
+    state.looped[name] += 1
+    if FALLBACK_WARNINGS and name not in state.warned:
+        state.warned.add(name)
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching "
+            f"rule for {name}: vmap runs it once per sample and stacks the results",
+            UserWarning,
+            stacklevel=_callers_level(),
+        )
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _callers_level() -> int:
+    """The stack level of the first frame outside tensorgrad: the user's line that reached
+    the op, for a warning to name."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # --------------------------------------------------------------------------- the tensors
@@ -631,6 +667,108 @@ def _leading(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     return batched(_run(op, *lifted), levels)
 
 
+def _stacked_gates(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """The LSTM cell: as :func:`_leading`, its output's stacking axis (h', c') then moved
+    behind the batch axes."""
+    out = _leading(op, inputs, levels)
+    if out is NotImplemented:
+        return out
+    k = len(levels)
+    array = out._data
+    order = (*range(1, k + 1), 0, *range(k + 1, array.ndim))
+    return batched(_run(ops.Transpose(order), plain(out)), levels)
+
+
+def _trailing(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op on an input's last axes (a fused layer norm's ``dims``, a padding's pairs) whose
+    other operands are shared (the layer norm's weight and bias): the batch axes lead."""
+    x, *others = inputs
+    trailing = op.dims if isinstance(op, ops.LayerNorm) else len(op.pad) // 2
+    if any(levels_of(o) for o in others) or trailing > _logical_ndim(x):
+        return NotImplemented  # per-sample weights, or the op's own error from one sample
+    return batched(_run(op, lift(x, levels), *others), levels)
+
+
+def _gather(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """``gather`` (and ``scatter_add``, whose second operand is the source): the input, the
+    source and the index each laid out over every level, the axis past the batch axes, so
+    each sample's index addresses its own slice."""
+    k, r = len(levels), _logical_ndim(inputs[0])
+    if not r or _logical_ndim(op.index) != r or any(_logical_ndim(x) != r for x in inputs):
+        return NotImplemented  # 0-d operands, or the op's own error, from one sample
+    axis = normalize_axis(op.axis, r, op.name)
+    index = np.asarray(lift(op.index, levels, expand=True))
+    lifted = [lift(x, levels, expand=True) for x in inputs]
+    return batched(_run(_fresh(op, axis=axis + k, index=index), *lifted), levels)
+
+
+def _positions(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op addressing its input by a tuple of index arrays (``scatter_reduce``'s
+    positions): each array laid out over the levels, with the batch coordinates in front."""
+    x, src = inputs
+    r = len(op.positions)
+    if _logical_ndim(x) != r or not r:
+        return NotImplemented
+    sizes = _sizes(levels)
+    rank = max(_logical_ndim(p) for p in op.positions)
+    coordinates = [
+        np.arange(n).reshape((1,) * i + (n,) + (1,) * (len(sizes) - i - 1 + rank))
+        for i, n in enumerate(sizes)
+    ]
+    moved = [np.asarray(lift(p, levels, rank, expand=True)) for p in op.positions]
+    new = _fresh(op, positions=(*coordinates, *moved))
+    return batched(_run(new, lift(x, levels, expand=True), lift(src, levels, expand=True)), levels)
+
+
+def _conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """A convolution: with shared weights the batch joins N (:func:`_fold_batch`); with
+    weights per sample (per-sample gradients), each sample's windows (``unfold``) times its
+    own weight matrix, one batched matrix product."""
+    out = _fold_batch(op, inputs, levels)
+    if out is not NotImplemented or not isinstance(op, ops.Conv2d) or op.groups != 1:
+        return out
+    if isinstance(op, Conv2dRelu):  # the fused ops, as the ops they fuse
+        plain_conv = ops.Conv2d(op.stride, op.padding, op.dilation, op.groups)
+        out = _conv(plain_conv, inputs, levels)
+        if out is NotImplemented:
+            return out
+        out = dispatch(ops.Relu(), out)
+        if isinstance(op, Conv2dReluMaxPool):
+            out = dispatch(ops.MaxPool2d(op.pool, op.pool, (0, 0)), out)
+        return out
+    x, weight, *rest = inputs
+    bias = rest[0] if rest else None
+    if _logical_ndim(x) != 4 or _logical_ndim(weight) != 4:
+        return NotImplemented
+    (n, c, h, w), (o, cw, kh, kw) = x.shape, weight.shape
+    if cw != c:
+        return NotImplemented  # the op's own error, from one sample
+    sizes = _sizes(levels)
+    count = math.prod(sizes)
+    out_h, out_w = check_conv(
+        op.name, (n, c, h, w), (o, cw, kh, kw), None if bias is None else tuple(bias.shape),
+        op.stride, op.padding, op.dilation, 1,
+    )  # fmt: skip
+    window = {"kernel_size": (kh, kw), "dilation": op.dilation, "padding": op.padding}
+    window["stride"] = op.stride
+    images = _run(ops.Reshape((count * n, c, h, w)), lift(x, levels, expand=True))
+    columns = _run(ops.Unfold(**window), images)  # (count·n, c·kh·kw, L)
+    length, depth = out_h * out_w, c * kh * kw
+    columns = _run(ops.Reshape((count, n, depth, length)), columns)
+    if n > 1:  # each sample's windows side by side: (count, c·kh·kw, n·L)
+        columns = _run(ops.Transpose((0, 2, 1, 3)), columns)
+    columns = _run(ops.Reshape((count, depth, n * length)), columns)
+    matrices = _run(ops.Reshape((count, o, depth)), lift(weight, levels, expand=True))
+    product = _run(ops.MatMul(), matrices, columns)  # (count, o, n·L)
+    if bias is not None:
+        shifts = _run(ops.Reshape((count, o, 1)), lift(bias, levels, expand=True))
+        product = _run(ops.Add(), product, shifts)
+    product = _run(ops.Reshape((count, o, n, out_h, out_w)), product)
+    if n > 1:
+        product = _run(ops.Transpose((0, 2, 1, 3, 4)), product)
+    return batched(_run(ops.Reshape((*sizes, n, o, out_h, out_w)), product), levels)
+
+
 #: the batching rules, by the name an op declares as its ``batching``
 RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "elementwise": _elementwise,
@@ -648,11 +786,16 @@ RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "cross_entropy": _cross_entropy,
     "fold_batch": _fold_batch,
     "leading": _leading,
+    "stacked_gates": _stacked_gates,
+    "trailing": _trailing,
+    "gather": _gather,
+    "positions": _positions,
+    "conv": _conv,
 }
 
 
 #: the rules that handle an op whose settings hold batched arrays (others loop)
-_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy"}
+_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy", "gather", "positions"}
 
 
 # --------------------------------------------------------------------------- the fallback
@@ -662,7 +805,7 @@ def _loop(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     gradients flow as through any other ops."""
     sizes = _sizes(levels)
     count = math.prod(sizes)
-    state.looped[op.name] += 1
+    _warn_fallback(op.name)
     if not count:
         raise RuntimeError(
             f"vmap: {op.name} has no batching rule, and over an empty batch there is no "
@@ -716,7 +859,7 @@ def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
         return method(*args, **kwargs)
     sizes = _sizes(levels)
     count = math.prod(sizes)
-    state.looped[method.__name__] += 1
+    _warn_fallback(method.__name__)
     flat = [_samples(x, levels, count) if isinstance(x, Tensor) else None for x in leaves]
     results = []
     for i in range(count):

@@ -269,6 +269,7 @@ class Gather(Op):
     """``out[i][j][k] = x[index[i][j][k]][j][k]`` along ``axis`` (PyTorch's ``gather``); the
     VJP scatters the gradient back, adding where an index repeats."""
 
+    batching = "gather"
     uses_inputs = False
 
     def __init__(self, axis: int, index: np.ndarray):
@@ -293,6 +294,7 @@ class ScatterAdd(Op):
     gradient to ``x`` and gathers it for ``src``."""
 
     name = "scatter_add"
+    batching = "gather"
     uses_inputs = False
 
     def __init__(self, axis: int, index: np.ndarray):
