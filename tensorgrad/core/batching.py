@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import itertools
 import math
 import os
@@ -540,7 +541,43 @@ def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     index = op.index
     if not levels_of(x) and type(index) is np.ndarray and index.dtype.kind in "iu":
         return batched(_run(op, x), levels)  # (the index is what is batched)
-    return NotImplemented
+    return _advanced_first(op, x, levels)
+
+
+def _advanced_first(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
+    """An index whose integer arrays (some batched) and ints lead, side by side (``x[i]``,
+    ``x[i, j]``, ``x[i, :, 1:]``): each array laid out over the levels and, for a batched
+    ``x``, each sample's coordinates in front, so that sample ``b`` reads ``x[b][i[b]]``.
+    NumPy puts the broadcast block first, where the batch axes belong."""
+    parts = op.index if isinstance(op.index, tuple) else (op.index,)
+    lead = 0
+    while lead < len(parts) and (
+        (type(parts[lead]) is np.ndarray and parts[lead].dtype.kind in "iu")
+        or isinstance(parts[lead], (int, np.integer))
+    ):
+        lead += 1
+    rest = parts[lead:]
+    if not lead or any(
+        not isinstance(p, slice) and p is not Ellipsis and p is not None for p in rest
+    ):
+        return NotImplemented
+    arrays = [p for p in parts[:lead] if type(p) is np.ndarray]
+    rank = max(_logical_ndim(p) for p in arrays)
+    moved = [
+        np.asarray(lift(p, levels, rank)) if type(p) is np.ndarray and levels_of(p)
+        else np.reshape(p, (1,) * len(levels) + np.shape(p)) if type(p) is np.ndarray else p
+        for p in parts[:lead]
+    ]  # fmt: skip
+    coordinates = []
+    if levels_of(x):
+        sizes = _sizes(levels)
+        coordinates = [
+            np.arange(n).reshape((1,) * i + (n,) + (1,) * (len(sizes) - i - 1 + rank))
+            for i, n in enumerate(sizes)
+        ]
+        x = lift(x, levels, expand=True)
+    new = _fresh(op, index=(*coordinates, *moved, *rest))
+    return batched(_run(new, x), levels)
 
 
 def _matmul(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -911,6 +948,28 @@ def values_of(ufunc: Callable, operands: Sequence[Any], arrays: Sequence[Any]) -
         lined_up.append(np.reshape(a, (*lead, *(1,) * (rank - len(logical)), *logical)))
     return batched(engine.wrap(np.asarray(ufunc(*lined_up))), levels)
 
+
+def _per_sample_when_indices_batched(method: Callable) -> Callable:
+    """``method`` (a Tensor method that reads its index argument's values to check them and
+    to shape its result), run once per sample when one of its other arguments is batched:
+    a batch's array is not one sample's index."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if engine.state.vmapping and any(levels_of(a) for a in tree_flatten((args, kwargs))[0]):
+            return call_per_sample(method, (self, *args), kwargs)
+        return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+#: the Tensor methods (``core/shape_methods.py``) that read an index's values in Python
+#: before their ops; with a batched index they run per sample (with the fallback warning)
+PER_SAMPLE_WITH_BATCHED_INDICES = (
+    "index_select", "scatter", "index_add", "index_copy", "index_fill", "index_put",
+)  # fmt: skip
+for _name in PER_SAMPLE_WITH_BATCHED_INDICES:
+    setattr(Tensor, _name, _per_sample_when_indices_batched(getattr(Tensor, _name)))
 
 engine.batched_apply, engine.batched_apply_inplace = apply, apply_inplace
 engine.batched_method, engine.batched_values = call_per_sample, values_of
