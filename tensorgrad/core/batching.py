@@ -632,7 +632,14 @@ def _linear(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
         if _logical_ndim(x) == 0:
             return NotImplemented
         return batched(_run(op, lift(x, levels), *inputs[1:]), levels)
-    out = dispatch(ops.MatMul(), x, dispatch(ops.Transpose((1, 0)), weight))
+    # as weight @ xᵀ: each sample's weight gradient is then an outer product in the weight's
+    # own layout (a fresh array, which the sweep hands out without a copy)
+    if _logical_ndim(x) == 1:
+        out = dispatch(ops.MatMul(), weight, x)
+    else:
+        flipped = dispatch(ops.Transpose((*range(_logical_ndim(x) - 2), -1, -2)), x)
+        product = dispatch(ops.MatMul(), weight, flipped)
+        out = dispatch(ops.Transpose((*range(_logical_ndim(x) - 2), -1, -2)), product)
     return out if bias is None else dispatch(ops.Add(), out, bias)
 
 
