@@ -314,6 +314,10 @@ def map_input(x: Tensor, dim: int, level: int) -> Tensor:
     order = (*range(k), k + d, *(k + i for i in range(r) if i != d))
     if order != tuple(range(k + r)) or x._requires_grad:  # (a leaf stays the outer one's)
         x = _run(ops.Transpose(order), x)
+    if order != tuple(range(k + r)) and not x._data.flags.c_contiguous:
+        # each sample's slice laid out as a sample on its own is (row-major), so that a
+        # reshape is a view where it would be one outside vmap (in-place changes through it)
+        x = _run(ops.Clone("C"), x)
     return batched(x, (*own, level))
 
 

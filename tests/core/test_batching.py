@@ -346,3 +346,145 @@ def test_per_sample_gradients_of_a_transformer_block_with_shared_embeddings():
             np.testing.assert_allclose(
                 grads[name][b].numpy(), leaf.grad.numpy(), rtol=1e-9, atol=1e-12
             )
+
+
+# --------------------------------------------------------------------------- more layouts
+#: a derandomized slice of the registry for the default run (every seventh case); the
+#: whole registry under ``-m slow``
+EVERY = 7
+LAYOUT_CASES = CASES[::EVERY]
+LAYOUT_CASES_ALL = [c for i, c in enumerate(CASES) if i % EVERY]
+
+
+def _scaled(sample, count):
+    """``count`` variants of each argument of ``sample`` (scaled by 1, 0.999, ...)."""
+    scales = [1.0 - 0.001 * i for i in range(count)]
+    return [[np.asarray(a, dtype=np.float64) * s for s in scales] for a in sample.args]
+
+
+def _usable(info, sample):
+    """Whether the sample runs and gives only tensors (vmap maps only those)."""
+    if not sample.args:
+        return False
+    try:
+        with quiet(sample):
+            return tensor_outputs(info, sample)
+    except Exception:
+        return False
+
+
+def check_in_dims_out_dims_and_nesting(info, sample):
+    """Mixed in_dims (the first argument mapped over its axis 1 where it has one, the second
+    over axis 0, the rest shared), out_dims=-1, and two nested levels (2 × 3 samples)."""
+    per_arg = _scaled(sample, 6)
+    dims = []
+    for i, v in enumerate(per_arg):
+        dims.append((1 if v[0].ndim else 0) if i == 0 else 0 if i == 1 else None)
+    stacked = [tg.tensor(v[0] if d is None else np.stack(v[:3], d)) for v, d in zip(per_arg, dims)]
+    with np.errstate(all="ignore"), quiet(sample):
+        got = func.vmap(
+            lambda *xs: tuple(outputs(info.call(list(xs), sample))), in_dims=tuple(dims),
+            out_dims=-1,
+        )(*stacked)  # fmt: skip
+        rows = [
+            [
+                o.numpy()
+                for o in outputs(
+                    info.call(
+                        [tg.tensor(v[0] if d is None else v[b]) for v, d in zip(per_arg, dims)],
+                        sample,
+                    )
+                )
+            ]
+            for b in range(3)
+        ]
+    for g, column in zip(got, zip(*rows, strict=True), strict=True):
+        np.testing.assert_allclose(
+            g.numpy(), np.stack(column, -1), rtol=1e-12, atol=1e-12, equal_nan=True
+        )
+    grid = [tg.tensor(np.stack(v).reshape(2, 3, *v[0].shape)) for v in per_arg]
+    with np.errstate(all="ignore"), quiet(sample):
+        inner = func.vmap(lambda *xs: tuple(outputs(info.call(list(xs), sample))))
+        nested = func.vmap(inner)(*grid)
+        flat = [
+            [o.numpy() for o in outputs(info.call([tg.tensor(v[b]) for v in per_arg], sample))]
+            for b in range(6)
+        ]
+    for g, column in zip(nested, zip(*flat, strict=True), strict=True):
+        want = np.stack(column).reshape(2, 3, *column[0].shape)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize(("info", "sample"), LAYOUT_CASES)
+def test_in_dims_out_dims_and_nested_vmap_equal_loops(info, sample):
+    if not _usable(info, sample):
+        pytest.skip("no tensor argument, an error sample, or an output that is not a tensor")
+    check_in_dims_out_dims_and_nesting(info, sample)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("info", "sample"), LAYOUT_CASES_ALL)
+def test_in_dims_out_dims_and_nested_vmap_equal_loops_everywhere(info, sample):
+    if not _usable(info, sample):
+        pytest.skip("no tensor argument, an error sample, or an output that is not a tensor")
+    check_in_dims_out_dims_and_nesting(info, sample)
+
+
+JVP_CASES = GRAD_CASES[::EVERY]
+JVP_CASES_ALL = [c for i, c in enumerate(GRAD_CASES) if i % EVERY]
+
+
+def check_vmap_of_jvp(info, sample):
+    """``vmap(jvp)``: every sample its own point and its own tangents, against one ``jvp``
+    per sample."""
+    per_arg = _scaled(sample, 3)
+    rng = np.random.default_rng(5)
+    tangents = [[rng.standard_normal(np.shape(v[0])) for _ in range(3)] for v in per_arg]
+
+    def slope(*xs_and_ts):
+        half = len(xs_and_ts) // 2
+        _, out = func.jvp(
+            lambda *xs: tuple(outputs(info.call(list(xs), sample))),
+            tuple(xs_and_ts[:half]),
+            tuple(xs_and_ts[half:]),
+        )
+        return out
+
+    with np.errstate(all="ignore"):
+        got = func.vmap(slope)(*(tg.tensor(np.stack(v)) for v in per_arg + tangents))
+        want = [
+            [
+                o.numpy()
+                for o in slope(
+                    *(tg.tensor(v[b]) for v in per_arg), *(tg.tensor(t[b]) for t in tangents)
+                )
+            ]
+            for b in range(3)
+        ]
+    for g, column in zip(got, zip(*want, strict=True), strict=True):
+        np.testing.assert_allclose(g.numpy(), np.stack(column), rtol=1e-10, atol=1e-12)
+
+
+def _differentiable_floats(info, sample):
+    if not sample.args:
+        return False
+    try:
+        first = outputs(info.call([tg.tensor(np.asarray(a, float)) for a in sample.args], sample))
+    except Exception:
+        return False
+    return all(isinstance(o, tg.Tensor) and o.dtype.kind == "f" for o in first)
+
+
+@pytest.mark.parametrize(("info", "sample"), JVP_CASES)
+def test_vmap_of_jvp_equals_one_jvp_per_sample(info, sample):
+    if not _differentiable_floats(info, sample):
+        pytest.skip("an error sample, or an output that is not a floating-point tensor")
+    check_vmap_of_jvp(info, sample)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("info", "sample"), JVP_CASES_ALL)
+def test_vmap_of_jvp_equals_one_jvp_per_sample_everywhere(info, sample):
+    if not _differentiable_floats(info, sample):
+        pytest.skip("an error sample, or an output that is not a floating-point tensor")
+    check_vmap_of_jvp(info, sample)
