@@ -548,6 +548,29 @@ def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     return _advanced_first(op, x, levels)
 
 
+def _index_add(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Indexing's VJP (values scattered into zeros of ``shape`` at ``index``), and setting
+    an indexed region out of place: with an index that means the same behind the batch
+    axes, the batch axes lead the shape and the index."""
+    if not _prefixable(op.index):
+        return NotImplemented
+    k = len(levels)
+    if isinstance(op, ops.IndexAdd):
+        (values,) = inputs
+        region = np.ndim(np.broadcast_to(0, op.shape)[op.index])
+        if _logical_ndim(values) > region:
+            return NotImplemented  # the op's own error, from one sample
+        new = _fresh(op, shape=(*_sizes(levels), *op.shape), index=_prefixed(op.index, k))
+        return batched(_run(new, lift(values, levels, region, expand=True)), levels)
+    x, value = inputs
+    region = np.ndim(np.broadcast_to(0, x.shape)[op.index])
+    if _logical_ndim(value) > region:
+        return NotImplemented
+    new = _fresh(op, index=_prefixed(op.index, k))
+    lifted = lift(value, levels, region) if levels_of(value) else value
+    return batched(_run(new, lift(x, levels, expand=True), lifted), levels)
+
+
 def _advanced_first(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
     """An index whose integer arrays (some batched) and ints lead, side by side (``x[i]``,
     ``x[i, j]``, ``x[i, :, 1:]``): each array laid out over the levels and, for a batched
@@ -839,6 +862,7 @@ RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "gather": _gather,
     "positions": _positions,
     "conv": _conv,
+    "index_add": _index_add,
 }
 
 

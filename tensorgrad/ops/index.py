@@ -103,6 +103,7 @@ class IndexAdd(Op):
     """
 
     name = "index_add"
+    batching = "index_add"
     uses_inputs = False
 
     def __init__(self, shape: tuple[int, ...], index: Any):
@@ -146,6 +147,7 @@ class SetItem(Op):
     the index, ``value`` the gradient at it (summed back to its shape)."""
 
     name = "setitem"
+    batching = "index_add"
     uses_inputs = False
 
     def __init__(self, index: Any):

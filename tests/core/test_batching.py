@@ -11,6 +11,8 @@ call per sample, in float64.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,27 @@ def test_per_sample_gradients_of_an_mlp_batch_for_real():
             np.testing.assert_allclose(g[i].numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
+def test_an_op_without_a_rule_warns_once_naming_it_and_is_still_right(monkeypatch):
+    monkeypatch.setattr(batching.state, "warned", set())
+    x = tg.tensor(np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, -4.0]]))
+    signs = tg.tensor(np.array([-1.0, 1.0, -1.0]))
+    with pytest.warns(UserWarning, match="batching rule for copysign") as caught:
+        first = func.vmap(lambda r: r.copysign(signs))(x)
+    assert "There is a performance drop because we have not yet implemented" in str(
+        caught[0].message
+    )
+    assert caught[0].filename == __file__  # the user's line, not tensorgrad's
+    np.testing.assert_array_equal(first.numpy(), np.copysign(x.numpy(), signs.numpy()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per op: the second call is silent
+        func.vmap(lambda r: r.copysign(signs))(x)
+    monkeypatch.setattr(batching.state, "warned", set())
+    monkeypatch.setattr(batching, "FALLBACK_WARNINGS", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the off-switch
+        func.vmap(lambda r: r.copysign(signs))(x)
+
+
 @pytest.mark.parametrize("shortcuts", [True, False])
 def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts):
     """The speed trick in ``ops.linalg`` (a broadcast weight as one matrix, outer products
@@ -149,6 +172,10 @@ def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts)
     np.testing.assert_allclose(ops.linalg._matmul(x, shared), np.matmul(x, w), rtol=1e-12)
     column, row = rng.standard_normal((5, 7, 1)), rng.standard_normal((5, 1, 3))
     np.testing.assert_allclose(ops.linalg._matmul(column, row), np.matmul(column, row), rtol=1e-12)
+    left = np.broadcast_to(rng.standard_normal((3, 7)), (5, 3, 7))
+    np.testing.assert_allclose(
+        ops.linalg._matmul(left, column), np.matmul(left, column), rtol=1e-12
+    )
     params = [tg.tensor(rng.standard_normal(s)) for s in ((7, 4), (4,), (4, 2), (2,))]
     xs, ys = tg.tensor(rng.standard_normal((5, 7))), tg.tensor(rng.integers(0, 2, 5))
     got = func.vmap(func.grad(_mlp_loss), in_dims=(None, 0, 0))(params, xs, ys)
