@@ -11,7 +11,8 @@ from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 #: over its stack axes (all their strides 0: per-sample copies of a weight) is multiplied as
 #: one matrix, so is such a left operand times a stack of columns (a per-sample weight times
 #: each sample's vector), and a product of columns by rows (inner size 1: per-sample outer
-#: products) is a broadcast multiplication. Off: ``STACKED_SHORTCUTS = False``.
+#: products) is an einsum of outer products (a broadcast multiplication for long rows).
+#: Off: ``STACKED_SHORTCUTS = False``.
 STACKED_SHORTCUTS = True
 
 
@@ -21,7 +22,9 @@ def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not STACKED_SHORTCUTS or x.ndim < 3 or y.ndim < 2 or not x.size or not y.size:
         return np.matmul(x, y)
     if x.shape[-1] == 1 and y.shape[-2] == 1:
-        return np.multiply(x, y)  # (a broadcast product: twice einsum's speed here)
+        if y.shape[-1] >= 1024:  # long rows: a broadcast product, faster than einsum there
+            return np.multiply(x, y)
+        return np.einsum("...i,...j->...ij", x[..., 0], y[..., 0, :])
     if (
         y.ndim > 2
         and x.ndim == y.ndim

@@ -172,6 +172,10 @@ def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts)
     np.testing.assert_allclose(ops.linalg._matmul(x, shared), np.matmul(x, w), rtol=1e-12)
     column, row = rng.standard_normal((5, 7, 1)), rng.standard_normal((5, 1, 3))
     np.testing.assert_allclose(ops.linalg._matmul(column, row), np.matmul(column, row), rtol=1e-12)
+    long_row = rng.standard_normal((5, 1, 1030))
+    np.testing.assert_allclose(
+        ops.linalg._matmul(column, long_row), np.matmul(column, long_row), rtol=1e-12
+    )
     left = np.broadcast_to(rng.standard_normal((3, 7)), (5, 3, 7))
     np.testing.assert_allclose(
         ops.linalg._matmul(left, column), np.matmul(left, column), rtol=1e-12
