@@ -409,3 +409,26 @@ def test_per_sample_gradients_through_index_readers_equal_a_loop():
 def test_one_hot_needs_num_classes_inside_vmap():
     with pytest.raises(RuntimeError, match="pass num_classes"):
         func.vmap(lambda i: tg.nn.functional.one_hot(i))(tg.tensor([[0, 1], [2, 0]]))
+
+
+def test_batch_norm_inside_vmap_as_pytorch():
+    """Training with shared running statistics is refused (they would be updated in place
+    with batched values), with PyTorch's message; eval mode, per-sample statistics and
+    ``track_running_stats=False`` run."""
+    x = tg.tensor(np.random.default_rng(6).standard_normal((B, 5, 3)))
+    bn = tg.nn.BatchNorm1d(3).double()
+    with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input"):
+        func.vmap(bn)(x)
+    assert not bn.running_mean.numpy().any()  # nothing half-done
+    bn.eval()
+    np.testing.assert_allclose(
+        func.vmap(bn)(x).numpy(), np.stack([bn(x[b]).numpy() for b in range(B)]), rtol=1e-12
+    )
+    free = tg.nn.BatchNorm1d(3, track_running_stats=False).double()
+    np.testing.assert_allclose(
+        func.vmap(free)(x).numpy(), np.stack([free(x[b]).numpy() for b in range(B)]), rtol=1e-12
+    )
+    means, variances = tg.tensor(np.ones((B, 3))), tg.tensor(np.full((B, 3), 2.0))
+    got = func.vmap(tg.nn.functional.batch_norm)(x, means, variances)
+    want = [tg.nn.functional.batch_norm(x[b], means[b], variances[b]) for b in range(B)]
+    np.testing.assert_allclose(got.numpy(), np.stack([w.numpy() for w in want]), rtol=1e-12)
