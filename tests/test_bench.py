@@ -143,9 +143,9 @@ def test_the_micrograd_reference_differentiates_the_chain_right():
     """The reference engine is checked like tensorgrad's: value and gradient of the chain
     against forward mode, on a chain deeper than the recursion limit."""
     n = 3 * sys.getrecursionlimit()
-    *_, correct = scalar.measure(n, scalar.MicrogradValue)
+    *_, correct = scalar.measure(n, scalar.ClosureValue)
     assert correct
-    x = scalar.MicrogradValue(0.5)
+    x = scalar.ClosureValue(0.5)
     y = (x * x - 1.0).tanh()
     y.backward()
     assert x.grad == pytest.approx(2 * 0.5 * (1 - np.tanh(0.25 - 1.0) ** 2))

@@ -132,8 +132,17 @@ class Function:
 
 def _forward_tangents(cls: type[Function], ctx: FunctionCtx, tangents: list, outputs: list) -> None:
     """Give the outputs the tangents the Function's own ``jvp`` computes from the inputs'."""
-    with forward.suspended():
-        result = cls.jvp(ctx, *(None if t is None else wrap(t) for t in tangents))
+    # where reverse mode may differentiate the tangents, a tensor that requires grad turned
+    # into an array inside jvp would lose its derivative: refused, naming the Function
+    guard = cls.__name__ if grad_state.enabled else ""
+    previous, forward.state.recorded_rule = forward.state.recorded_rule, guard
+    try:
+        with forward.suspended():
+            result = cls.jvp(
+                ctx, *(t if t is None or forward.is_recorded(t) else wrap(t) for t in tangents)
+            )
+    finally:
+        forward.state.recorded_rule = previous
     result = result if isinstance(result, tuple) else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(
@@ -148,6 +157,11 @@ def _forward_tangents(cls: type[Function], ctx: FunctionCtx, tangents: list, out
                 f"{cls.__name__}.jvp returned a tangent of shape {array.shape} for an output of "
                 f"shape {out.shape}"
             )
+        if forward.is_recorded(tangent) and grad_state.enabled:  # reverse mode may differentiate it
+            forward.set_tangent(
+                out, tangent if tangent.dtype == out.dtype else tangent.to(out.dtype)
+            )
+            continue
         forward.set_tangent(out, array.astype(out.dtype, copy=False))
 
 

@@ -368,6 +368,8 @@ def physical_cotangent(out: Tensor, cotangent: Any) -> Any:
             "compute the output inside that vmap"
         )
     array = lift(cotangent, own, expand=True)
+    if isinstance(array, Tensor) and array._requires_grad:  # differentiated again: recorded
+        return plain(_run(ops.BroadcastTo(out._data.shape), array))
     array = array._data if isinstance(array, Tensor) else np.asarray(array)
     return np.array(np.broadcast_to(array, out._data.shape))
 
@@ -998,7 +1000,7 @@ def _per_sample_when_indices_batched(method: Callable) -> Callable:
     return wrapper
 
 
-#: the Tensor methods (``core/shape_methods.py``) that read an index's values in Python
+#: the Tensor methods (``core/methods/indexing.py``) that read an index's values in Python
 #: before their ops; with a batched index they run per sample (with the fallback warning)
 PER_SAMPLE_WITH_BATCHED_INDICES = (
     "index_select", "scatter", "index_add", "index_copy", "index_fill", "index_put",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, shape_of
+from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, replay, shape_of
 from tensorgrad.ops.im2col import Im2col
 from tensorgrad.ops.windows import (
     Padding,
@@ -302,8 +302,8 @@ class Conv2d(Op):
         tx, tw, tb = (*tangents, None, None)[:3]
         plain = Conv2d(self.stride, self.padding, self.dilation, self.groups)
         return add_tangents(
-            None if tx is None else plain.forward(tx, weight),
-            None if tw is None else plain.forward(x, tw),
+            None if tx is None else replay(plain, tx, weight),
+            None if tw is None else replay(plain, x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )
 
@@ -536,7 +536,7 @@ class ConvTranspose2d(Op):
             self.stride, self.padding, self.output_padding, self.dilation, self.groups
         )
         return add_tangents(
-            None if tx is None else plain.forward(tx, weight),
-            None if tw is None else plain.forward(x, tw),
+            None if tx is None else replay(plain, tx, weight),
+            None if tw is None else replay(plain, x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )

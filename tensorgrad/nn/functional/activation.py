@@ -12,7 +12,7 @@ from tensorgrad import ops
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 
@@ -73,7 +73,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # --------------------------------------------------------------------------- more activations
-# (issue 22's missing names), composed of existing ops: no VJP of their own
+# composed of existing ops: no VJP of their own
 def _between(x: Tensor, low: float, high: float) -> Tensor:
     """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
     0 at the bounds and outside (``clamp`` passes it at the bounds too)."""

@@ -18,7 +18,7 @@ from tensorgrad import array_backend, ops
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import where
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")

@@ -10,7 +10,7 @@ import numpy as np
 from tensorgrad import array_backend, ops
 from tensorgrad.core import batching, engine
 from tensorgrad.core.engine import apply, as_tensor
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
@@ -149,7 +149,7 @@ def layer_norm(
 
 
 # --------------------------------------------------------------------------- more normalisations
-# (issue 22's missing names): the ``normalize`` op over other axes, or compositions
+# the ``normalize`` op over other axes, or compositions
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
     if weight is not None:
         out = out * weight.reshape(shape)

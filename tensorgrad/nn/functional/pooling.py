@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, wrap
-from tensorgrad.core.math_methods import no_bool_kernel
+from tensorgrad.core.methods.common import no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
@@ -124,7 +124,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
 
 
 # --------------------------------------------------------------------------- more pooling
-# (issue 22's missing names): the 1-D pools as 2-D ones over a height of 1, and compositions
+# the 1-D pools as 2-D ones over a height of 1, and compositions
 def _one(value: Any, name: str, what: str) -> int:
     if isinstance(value, Sequence):
         if len(value) != 1:
