@@ -952,6 +952,14 @@ def _stacked(results: list, sizes: tuple[int, ...], levels: tuple[int, ...], nam
     """The per-sample results as batched tensors (a named tuple of them field by field)."""
     first = results[0]
     if isinstance(first, Tensor):
+        shapes = {tuple(r._data.shape) for r in results}
+        if len(shapes) > 1:
+            raise RuntimeError(
+                f"vmap: {name} gives results of different shapes for different samples "
+                f"({', '.join(map(str, sorted(shapes)))}), which one batched tensor cannot "
+                "hold: a shape that depends on the values (as indexing with a boolean mask "
+                "does) is not supported inside vmap, as in PyTorch; run it outside vmap"
+            )
         stacked = _run(ops.Stack(0), *results)
         return batched(_run(ops.Reshape((*sizes, *stacked._data.shape[1:])), stacked), levels)
     if isinstance(first, tuple):

@@ -245,6 +245,8 @@ def test_comparisons_masks_and_reductions_see_one_sample():
     np.testing.assert_array_equal(indices.numpy(), [2, 2])
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         func.vmap(lambda r: r * float(r.sum()))(x)
+    with pytest.raises(RuntimeError, match="results of different shapes .* boolean mask"):
+        func.vmap(lambda r: r[r > 0])(x)  # 2 and 1 elements: a shape from the values
 
 
 def test_in_place_ops_inside_vmap():
