@@ -240,3 +240,36 @@ def test_func_section_refuses_wrong_per_sample_gradients(monkeypatch):
     monkeypatch.setattr(tg.func, "grad", doubled)  # vmap(grad) goes wrong, the loop does not
     with pytest.raises(common.DisagreementError, match="per-sample gradients: .*refusing"):
         func.run(smoke_args())
+
+
+def test_vmap_section_tables_and_targets():
+    from bench import vmap
+
+    text = vmap.run(smoke_args())
+    cnn, mlp, jac = tables(text)
+    names = [row[0] for row in cnn[2:]]
+    assert names[:2] == ["tensorgrad vmap(grad)", "tensorgrad loop of backward"]
+    assert (common.torch() is not None) == ("PyTorch torch.func vmap(grad)" in names)
+    assert cnn[3][3] == "1.00× (1.00–1.00)"  # the loop against itself
+    assert mlp[2][0] == "tensorgrad vmap(grad)"
+    assert [row[0] for row in jac[2:4]] == [
+        "jacrev, one vmap-ed backward",
+        "jacrev, a backward per row",
+    ]
+    assert re.search(r"tensorgrad's loop \(target ≥1×: (met|\*\*missed\*\*)\)", text)
+    assert re.search(r"the row-by-row path \(target ≥5×: (met|\*\*missed\*\*)\)", text)
+
+
+def test_vmap_section_refuses_wrong_per_sample_gradients(monkeypatch):
+    import tensorgrad as tg
+    from bench import vmap
+
+    right = tg.func.grad
+
+    def doubled(f, *args, **kwargs):
+        inner = right(f, *args, **kwargs)
+        return lambda *a: {k: 2 * g for k, g in inner(*a).items()}
+
+    monkeypatch.setattr(tg.func, "grad", doubled)
+    with pytest.raises(common.DisagreementError, match="CNN per-sample gradients: .*refusing"):
+        vmap.run(smoke_args())

@@ -141,6 +141,7 @@ class Unfold(_Window):
     order, rows ordered (channel, kernel row, kernel column), as PyTorch's ``unfold``."""
 
     name = "unfold"
+    batching, batching_rank = "fold_batch", 4
 
     def forward(self, x):
         if len(shape_of(x)) != 4:
@@ -170,6 +171,7 @@ class Fold(_Window):
     ``fold(unfold(x))`` multiplies each pixel by the number of windows that cover it."""
 
     name = "fold"
+    batching, batching_rank = "fold_batch", 3
 
     def __init__(
         self, output_size: Pair, kernel_size: Pair, dilation: Pair, padding: Padding, stride: Pair
@@ -222,7 +224,7 @@ class Conv2d(Op):
     forward product, run chunk by chunk (``im2col.py``)."""
 
     name = "conv2d"
-    batching, batching_rank = "fold_batch", 4
+    batching, batching_rank = "conv", 4
 
     def __init__(
         self,
@@ -339,6 +341,7 @@ class ConstantPad(Op):
     amount negated (crop what was added, add zeros where it cropped)."""
 
     name = "pad"
+    batching = "trailing"
     uses_inputs = False
 
     def __init__(self, pad: tuple[int, ...], value: float = 0.0):

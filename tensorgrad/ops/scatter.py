@@ -43,6 +43,7 @@ class ScatterReduce(Op):
     factor gets ``g · (product of the others)``, exact also where factors are 0."""
 
     name = "scatter_reduce"
+    batching = "positions"
 
     def __init__(self, positions: tuple[Any, ...], reduce: str, include_self: bool):
         self.positions, self.reduce, self.include_self = positions, reduce, include_self
