@@ -478,5 +478,8 @@ def test_the_switches_reach_module_checks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float32 parameters are checked as float64 copies
         assert tg.autograd.gradcheck_module(
-            model, batch, fast_mode=False, nondet_tol=0.0, check_batched_grad=True
+            model, batch, check_inputs=True, fast_mode=False, check_batched_grad=True
+        )
+        assert tg.autograd.gradcheck_module(
+            model, batch, check_inputs=True, check_forward_ad=True, check_batched_forward_grad=True
         )
