@@ -73,18 +73,32 @@ def _module_imports_torch(module: types.ModuleType | None) -> bool:
     return module is not None and any(_is_torch_object(v) for v in vars(module).values())
 
 
+#: verdicts on the objects many items share (a parametrized test's function, its class and
+#: module), by id, each kept with its object so that the id is not reused: collection asks
+#: for each of some 40,000 items
+_shared_verdicts: dict[tuple[str, int], tuple[Any, bool]] = {}
+
+
+def _shared(kind: str, obj: Any) -> bool:
+    key = (kind, id(obj))
+    if key not in _shared_verdicts:
+        verdict = _module_imports_torch(obj) if kind == "module" else _reaches_torch(obj, set())
+        _shared_verdicts[key] = (obj, verdict)
+    return _shared_verdicts[key][1]
+
+
 def uses_torch(item: pytest.Item) -> bool:
     """Whether a collected test compares with (or otherwise needs) PyTorch."""
-    if _module_imports_torch(getattr(item, "module", None)):
+    if _shared("module", getattr(item, "module", None)):
         return True
     for mark in item.iter_markers("skipif"):
         if "torch" in str(mark.kwargs.get("reason", "")).lower():
             return True
+    if _shared("function", getattr(item, "function", None)):
+        return True
+    if _shared("class", getattr(item, "cls", None)):
+        return True
     seen: set[int] = set()
-    if _reaches_torch(getattr(item, "function", None), seen):
-        return True
-    if _reaches_torch(getattr(item, "cls", None), seen):
-        return True
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for name in getattr(item, "fixturenames", ()):
         if any(_reaches_torch(d.func, seen) for d in definitions.get(name, ())):
