@@ -6,11 +6,16 @@
   small inputs).
 * With ``check_forward_ad=True`` :func:`gradcheck` also checks forward mode: the JVP that
   the ops' JVP rules carry (``tg.autograd.forward_ad``) along the same directions (or, in
-  ``mode="jacobian"``, each Jacobian column) against the same central differences.
-  ``check_backward_ad=False`` leaves reverse mode out; ``check_undefined_grad`` checks that
-  a zero upstream gradient gives zero gradients (PyTorch's "undefined output grads").
-* :func:`gradgradcheck` checks second derivatives the same way: the gradient function,
-  recorded with ``create_graph=True``, is itself put through :func:`gradcheck`.
+  ``mode="jacobian"``, each Jacobian column) against the same central differences. The
+  rest of PyTorch's switches have its names, defaults and meaning: ``check_backward_ad``,
+  ``check_undefined_grad`` (outputs without a gradient, inputs without a tangent),
+  ``check_batched_grad`` and ``check_batched_forward_grad`` (``vmap`` of the VJPs or JVPs
+  against a loop, through ``tg.func``), ``nondet_tol``, ``check_grad_dtypes``,
+  ``fast_mode`` (the directional check) and ``masked``.
+* :func:`gradgradcheck` checks second derivatives the same way: the gradient function
+  ``(inputs, grad_outputs) ↦ vjp``, recorded with ``create_graph=True``, is itself put
+  through :func:`gradcheck`, in reverse mode (``check_rev_over_rev``) and, if asked, in
+  forward mode (``check_fwd_over_rev``).
 * :func:`gradcheck_module` checks a module's parameters (perturbed in place, restored exactly).
 
 A non-scalar output ``out`` is reduced to ``f = sum(out * W)`` with fixed random weights
