@@ -107,10 +107,11 @@ class Function:
         ctx = FunctionCtx(needs)
         tangents = forward.tangents_of(args) if forward.state.level else None
         if tangents is not None and cls.jvp is None:
-            raise RuntimeError(
-                f"{cls.__name__}: an input carries a forward-mode tangent, but this custom "
-                "Function does not define jvp(ctx, *tangents): define it (and "
-                "ctx.save_for_forward what it needs) to use it with forward AD"
+            raise NotImplementedError(
+                f"{cls.__name__}: You must implement the jvp function for custom "
+                "autograd.Function to use it with forward mode AD (an input carries a "
+                "forward-mode tangent, but this custom Function does not define "
+                "jvp(ctx, *tangents): define it, and ctx.save_for_forward what it needs)"
             )
         with no_grad(), forward.suspended():
             result = cls.forward(ctx, *args)
