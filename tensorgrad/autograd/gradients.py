@@ -10,7 +10,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from tensorgrad.core import engine, sweep
+import numpy as np
+
+from tensorgrad.core import batching, engine, sweep
 
 __all__ = ["backward", "grad"]
 
@@ -78,6 +80,10 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     allow_unused = materialize_grads if allow_unused is None else allow_unused
+    if engine.state.vmapping:  # called by the function vmap runs: on the batch's arrays
+        return _grad_in_vmap(
+            outputs, inputs, grad_outputs, create_graph, allow_unused, materialize_grads
+        )
     seeds = [sweep.seed(t, g, create_graph, "grad") for t, g in zip(outputs, grad_outputs)]
     keys = [t._node or t for t in inputs]
     capture: dict[Any, Any] = dict.fromkeys(keys)
@@ -100,6 +106,66 @@ def grad(
             else engine.wrap(value)
         )
     return tuple(results)
+
+
+def _grad_in_vmap(
+    outputs: list,
+    inputs: list,
+    grad_outputs: list,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> tuple[Any, ...]:
+    """``grad`` inside ``tg.func.vmap`` (a gradient penalty in a vmapped loss, a ``vjp_fn``
+    made outside vmap and called inside): the sweep runs on the batch's arrays, as vmap's
+    own ``grad`` does, when every input is mapped over every level the outputs and their
+    gradients are; where only the gradients are mapped (a graph recorded outside vmap), it
+    runs once per sample. (Another mix would sum the samples' gradients, or mix them: it
+    is refused.)"""
+    options = {
+        "retain_graph": True,
+        "create_graph": create_graph,
+        "allow_unused": allow_unused,
+        "materialize_grads": materialize_grads,
+    }
+    grad_outputs = [  # an array taken out of a batched tensor: that tensor again
+        batching.batched(engine.wrap(g), batching.levels_of(g))
+        if type(g) is np.ndarray and batching.levels_of(g)
+        else g
+        for g in grad_outputs
+    ]
+    out_levels = {lv for o in outputs for lv in batching.levels_of(o)}
+    levels = out_levels | {lv for g in grad_outputs for lv in batching.levels_of(g)}
+    if not levels:
+        with batching.physical():
+            return grad(outputs, inputs, grad_outputs, **options)
+    if all(set(batching.levels_of(x)) >= levels for x in inputs):
+        seeds = []
+        for o, g in zip(outputs, grad_outputs, strict=True):
+            if g is None:
+                if o.numel() != 1:
+                    raise RuntimeError(
+                        "grad: a gradient can be created implicitly only for a one-element "
+                        f"tensor; this one has shape {tuple(o.shape)}: pass grad_outputs"
+                    )
+                g = np.ones(o.shape, o.dtype)
+            seeds.append(batching.physical_cotangent(o, g))
+        with batching.physical():
+            results = grad([batching.plain(o) for o in outputs], inputs, seeds, **options)
+        return tuple(None if r is None else batching.like(x, r) for r, x in zip(results, inputs))
+    if not out_levels and not any(batching.levels_of(x) for x in inputs):
+
+        def per_sample(*gradients: Any) -> tuple[Any, ...]:
+            return grad(outputs, inputs, list(gradients), **options)
+
+        per_sample.__name__ = "grad of a graph recorded outside vmap"
+
+        return batching.call_per_sample(per_sample, tuple(grad_outputs), {})
+    raise NotImplementedError(
+        "grad inside vmap: the gradient of a mapped output with respect to a tensor that is "
+        "not mapped would add up the samples' gradients; differentiate with tg.func.grad or "
+        "tg.func.vjp inside the vmap instead, which keeps each sample's gradient apart"
+    )
 
 
 def _gradient_list(value: Any, n: int, caller: str, name: str) -> list[Any]:

@@ -113,17 +113,15 @@ def _grads(outputs: list, inputs: list, cotangents: list, keep: bool) -> list:
     live = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
     if not live:
         grads = [None] * len(inputs)
-    else:  # (inside vmap: on the batch's arrays, as the sweep works)
-        seeds = [batching.physical_cotangent(o, c) for o, c in live]
-        with batching.physical():
-            grads = autograd.grad(
-                [batching.plain(o) for o, _ in live],
-                inputs,
-                seeds,
-                retain_graph=True,
-                create_graph=keep,
-                allow_unused=True,
-            )
+    else:  # (inside vmap, autograd.grad runs the sweep on the batch's arrays)
+        grads = autograd.grad(
+            [o for o, _ in live],
+            inputs,
+            [c for _, c in live],
+            retain_graph=True,
+            create_graph=keep,
+            allow_unused=True,
+        )
     return [
         batching.like(x, Tensor(np.zeros_like(x._data)) if g is None else _result(g, keep))
         for g, x in zip(grads, inputs, strict=True)

@@ -402,13 +402,6 @@ def test_rev_over_rev_catches_a_backward_that_leaves_the_graph():
         gradgradcheck(SquareDetached.apply, x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=GradcheckError,
-    reason="tg.func: vmap of a vjp whose function calls tg.autograd.grad(create_graph=True) "
-    "raises 'vjp_fn: a cotangent of shape (3, 4) for an output of shape (2, 3, 4)'; written "
-    "with tg.func.vjp instead, the gradient with respect to the inner cotangent is zero",
-)
 def test_gradgradcheck_batched_grad_passes_right_functions():
     x = make(3, 4)
     assert gradgradcheck(scaled_op(right=True), x, check_batched_grad=True)

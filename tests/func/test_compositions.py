@@ -294,3 +294,25 @@ def test_every_pairing_against_torch_func():
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
     with pytest.raises(RuntimeError, match="scalar Tensor"):
         tfunc.grad(lambda a: a.sum(0, keepdim=True))(x)
+
+
+def test_grad_and_vjp_fn_inside_vmap():
+    """``autograd.grad`` called inside vmap, and a ``vjp_fn`` made outside vmap and called
+    inside it: the batched cotangents give each sample's VJP."""
+    rng = np.random.default_rng(0)
+    x = t(rng.standard_normal((3, 2)))
+    cotangents = t(rng.standard_normal((5, 3, 2)))
+    want = cotangents.numpy() * np.cos(x.numpy())
+    _, pullback = func.vjp(lambda a: a.sin(), x)
+    close(func.vmap(lambda c: pullback(c)[0])(cotangents), want)
+    leaf = x.detach().requires_grad_()
+    y = leaf.sin()
+    per_sample = func.vmap(lambda c: tg.autograd.grad(y, leaf, c, retain_graph=True)[0])
+    close(per_sample(cotangents), want)
+
+    def gradient(a):  # a gradient penalty's shape: autograd.grad with create_graph inside
+        (g,) = tg.autograd.grad(a.sin().sum(), a, create_graph=True)
+        return g
+
+    inner = func.vmap(lambda c: func.vjp(gradient, leaf)[1](c)[0])(cotangents)
+    close(inner, -cotangents.numpy() * np.sin(x.numpy()))
