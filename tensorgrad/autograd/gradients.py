@@ -84,6 +84,21 @@ def grad(
         return _grad_in_vmap(
             outputs, inputs, grad_outputs, create_graph, allow_unused, materialize_grads
         )
+    return _sweep(
+        outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+    )
+
+
+def _sweep(
+    outputs: list,
+    inputs: list,
+    grad_outputs: list,
+    retain_graph: bool,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> tuple[Any, ...]:
+    """The backward sweep from ``outputs`` to ``inputs``, their gradients captured."""
     seeds = [sweep.seed(t, g, create_graph, "grad") for t, g in zip(outputs, grad_outputs)]
     keys = [t._node or t for t in inputs]
     capture: dict[Any, Any] = dict.fromkeys(keys)
@@ -119,9 +134,9 @@ def _grad_in_vmap(
     """``grad`` inside ``tg.func.vmap`` (a gradient penalty in a vmapped loss, a ``vjp_fn``
     made outside vmap and called inside): the sweep runs on the batch's arrays, as vmap's
     own ``grad`` does, when every input is mapped over every level the outputs and their
-    gradients are; where only the gradients are mapped (a graph recorded outside vmap), it
-    runs once per sample. (Another mix would sum the samples' gradients, or mix them: it
-    is refused.)"""
+    gradients are; where only the gradients are mapped (a graph recorded outside vmap), the
+    sweep's VJPs run as batched ops. (Another mix would sum the samples' gradients, or mix
+    them: it is refused.)"""
     options = {
         "retain_graph": True,
         "create_graph": create_graph,
@@ -154,13 +169,13 @@ def _grad_in_vmap(
             results = grad([batching.plain(o) for o in outputs], inputs, seeds, **options)
         return tuple(None if r is None else batching.like(x, r) for r, x in zip(results, inputs))
     if not out_levels and not any(batching.levels_of(x) for x in inputs):
-
-        def per_sample(*gradients: Any) -> tuple[Any, ...]:
-            return grad(outputs, inputs, list(gradients), **options)
-
-        per_sample.__name__ = "grad of a graph recorded outside vmap"
-
-        return batching.call_per_sample(per_sample, tuple(grad_outputs), {})
+        # only the gradients are mapped: the sweep is recorded on tensors (as for
+        # create_graph), so that each VJP runs as an op, batched by its rule, the whole batch
+        # in one sweep (PyTorch's jacrev, a vjp_fn called inside vmap)
+        results = _sweep(outputs, inputs, grad_outputs, True, True, allow_unused, materialize_grads)
+        return (
+            results if create_graph else tuple(None if r is None else r.detach() for r in results)
+        )
     raise NotImplementedError(
         "grad inside vmap: the gradient of a mapped output with respect to a tensor that is "
         "not mapped would add up the samples' gradients; differentiate with tg.func.grad or "
