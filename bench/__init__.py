@@ -6,12 +6,13 @@ inference against NumPy by hand and PyTorch), ``ops`` (per-op overhead and throu
 (GPTs and an LSTM word language model against PyTorch), ``scalar``
 (the scalar engine), ``memory`` (peak and steady-state memory), ``loader`` (items per
 second through the DataLoader), ``func`` (``tg.func``: per-sample gradients, a JVP's cost,
-jacfwd against jacrev) and, when mpi4py is installed, ``distributed``
+jacfwd against jacrev), ``jit`` (the numba kernels of the ``[jit]`` extra: their effect on the
+sequence models and ops, their compile time) and, when mpi4py is installed, ``distributed``
 (data-parallel training on two MPI ranks).
 """
 
 import importlib.util
 
-SECTIONS = ("mlp", "cnn", "seq", "ops", "scalar", "memory", "loader", "func")
+SECTIONS = ("mlp", "cnn", "seq", "ops", "scalar", "memory", "loader", "func", "jit")
 if importlib.util.find_spec("mpi4py") is not None:  # found without starting MPI
     SECTIONS += ("distributed",)
