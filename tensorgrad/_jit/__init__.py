@@ -45,8 +45,9 @@ import importlib.util
 import os
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from tensorgrad._jit.cache import cache_dir
 
 #: the kernels run (numba found and not switched off); False: every op's NumPy code
 ENABLED: bool = os.environ.get("TENSORGRAD_JIT", "1") != "0" and (
@@ -55,16 +56,6 @@ ENABLED: bool = os.environ.get("TENSORGRAD_JIT", "1") != "0" and (
 
 #: kernel name → the compiled function, or None once it failed (then never tried again)
 _kernels: dict[str, Callable[..., Any] | None] = {}
-
-
-def cache_dir() -> Path:
-    """Where compiled kernels are kept: ``$TENSORGRAD_JIT_CACHE``, else ``tensorgrad/numba``
-    under ``$XDG_CACHE_HOME`` (``~/.cache``)."""
-    setting = os.environ.get("TENSORGRAD_JIT_CACHE")
-    if setting:
-        return Path(setting).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tensorgrad" / "numba"
 
 
 def _load(name: str) -> Callable[..., Any] | None:
@@ -112,3 +103,6 @@ def compiled(name: str) -> bool:
     """Whether the kernel ``name`` has compiled (or loaded from the cache) at least once."""
     kernel = _kernels.get(name)
     return kernel is not None and bool(getattr(kernel, "signatures", ()))
+
+
+__all__ = ["ENABLED", "cache_dir", "compiled", "run"]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 
 import numba
 import numpy as np
 
-from tensorgrad._jit import cache_dir
+from tensorgrad._jit.cache import cache_dir
 
 
 def _use_our_cache() -> None:
@@ -309,3 +310,57 @@ def layer_norm_backward(
     k = _constants(dtype, 1.0 / n, 0.0)
     _layer_norm_backward(grad, normalized, inverse_std, weight.reshape(n), k, need_dx, dx, dw, db)
     return (dx if need_dx else None), dw, db
+
+
+# --------------------------------------------------------------------------- cross-entropy
+
+
+@jit
+def _subtract_rows(x, column, out):
+    # out = x − column[r] on each row r: NumPy's broadcast subtraction, in one loop
+    rows, n = x.shape
+    for r in range(rows):
+        c = column[r, 0]
+        for j in range(n):
+            out[r, j] = x[r, j] - c
+
+
+@jit
+def _softmax_minus_target(exps, sums, target, k, out):
+    # (exps / sums − T)·scale, T the target distribution (1 − ε on the class, ε/C smoothed);
+    # k = (1 − ε, ε/C, scale, smoothing ≠ 0) in CrossEntropy.backward's order
+    rows, n = exps.shape
+    hit, spread, scale, smoothed = k[0], k[1], k[2], k[3] != 0
+    for r in range(rows):
+        s = sums[r, 0]
+        t = target[r]
+        for j in range(n):
+            p = exps[r, j] / s
+            if j == t:
+                p = p - hit
+            if smoothed:
+                p = p - spread
+            out[r, j] = p * scale
+
+
+def log_softmax_rows(logits: np.ndarray, maxima: np.ndarray, row_sums: Callable):
+    """``(log-softmax, exps, sums)`` of the rows of ``logits`` (rows, n) given their maxima
+    (rows, 1): the broadcast subtractions in loops, NumPy's ``exp`` and the caller's
+    ``row_sums`` (the BLAS sums of ops.loss._log_softmax_rows) between them."""
+    shifted = np.empty(logits.shape, logits.dtype)
+    _subtract_rows(logits, maxima, shifted)
+    exps = np.exp(shifted)
+    sums = row_sums(exps)[:, None]
+    _subtract_rows(shifted, np.log(sums), shifted)
+    return shifted, exps, sums
+
+
+def cross_entropy_backward(
+    exps: np.ndarray, sums: np.ndarray, target: np.ndarray, smoothing: float, scale: float
+):
+    """``(softmax − T)·scale`` of cross-entropy's saved exponentials and row sums."""
+    n = exps.shape[1]
+    out = np.empty(exps.shape, exps.dtype)
+    k = _constants(exps.dtype, 1 - smoothing, smoothing / n, scale, smoothing)
+    _softmax_minus_target(exps, sums, target, k, out)
+    return out

@@ -277,3 +277,50 @@ def test_layer_norm_without_an_input_gradient(monkeypatch, ran):
     assert plain[0] is None and fused[0] is None
     np.testing.assert_allclose(fused[1], plain[1], rtol=1e-13)
     np.testing.assert_allclose(fused[2], plain[2], rtol=1e-13)
+
+
+# ------------------------------------------------------------------------------- cross-entropy
+
+
+def cross_entropy_cases(dtype):
+    rng = np.random.default_rng(6)
+    logits = (rng.standard_normal((9, 13)) * 4).astype(dtype)
+    special = logits[:3].copy()
+    special[0] = -np.inf
+    special[1, 2] = np.nan
+    special[2, 5] = np.inf
+    return {
+        "rows": logits,
+        "one class": logits[:, :1].copy(),
+        "empty": np.zeros((0, 13), dtype),
+        "broadcast": np.broadcast_to(logits[0], (5, 13)),
+        "transposed": np.ascontiguousarray(logits.T).T,  # F order
+        "strided": logits[:, ::2],
+        "specials": special,
+    }
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", list(cross_entropy_cases(np.float32)))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
+    monkeypatch, ran, dtype, case, reduction, smoothing
+):
+    from tensorgrad.ops.loss import CrossEntropy
+
+    logits = cross_entropy_cases(dtype)[case]
+    target = np.arange(logits.shape[0]) % logits.shape[1]
+    grad = np.array(0.7, dtype) if reduction != "none" else np.linspace(1, 2, len(target))
+
+    def compute():
+        op = CrossEntropy(target, reduction, smoothing)
+        with np.errstate(all="ignore"):
+            out = op.forward(logits)
+            return np.asarray(out), op.backward(grad.astype(dtype), out, logits)[0]
+
+    plain, fused = both_ways(monkeypatch, compute)
+    assert_bitwise_equal(fused, plain)
+    if logits.size:  # (other layouts than C order: NumPy's forward, whose sums BLAS makes)
+        forward = ["log_softmax_rows"] * logits.flags.c_contiguous
+        assert ran == forward + ["cross_entropy_backward"] * (reduction != "none")
