@@ -153,6 +153,32 @@ def step_rows(configs, rounds: int, settings: common.Settings) -> list[list[str]
     return rows
 
 
+def mlp_rows(rounds: int, settings: common.Settings) -> list[list[str]]:
+    """The MLP's training step (its cross-entropy takes the kernels) with and without them,
+    against the NumPy step by hand, interleaved: the extra must not make it slower."""
+    from bench import mlp
+
+    x, y, _ = mlp.load_data(settings.pick(full=2048, quick=1024, smoke=64))
+    rows = []
+    for batch in settings.pick(full=(32, 128), quick=(32, 128), smoke=(32,)):
+        data = mlp.batches(x, y, batch)
+        ours, by_hand = mlp.TensorgradMLP(mlp.init_params()), mlp.NumpyMLP(mlp.init_params())
+        steps = settings.pick(full=16, quick=16, smoke=1) * 32 // batch or 1
+        tasks = {
+            "kernels": mlp._training_task(ours, [tuple(map(ours.convert, b)) for b in data], steps),
+            "NumPy by hand": mlp._training_task(by_hand, data, steps),
+        }
+        tasks["NumPy only"] = without_jit(tasks["kernels"])
+        times = common.interleaved(tasks, rounds, settings.warmup, settings.pause)
+        rows.append([
+            f"batch {batch}",
+            common.ratio(common.paired_ratios(times["NumPy by hand"], times["kernels"])),
+            common.ratio(common.paired_ratios(times["NumPy by hand"], times["NumPy only"])),
+            common.ratio(common.paired_ratios(times["NumPy only"], times["kernels"])),
+        ])  # fmt: skip
+    return rows
+
+
 def op_rows(config: seq.Config, rounds: int, warmup: int) -> list[list[str]]:
     """The GPT block's ops forward and backward: with the kernels, without, and PyTorch."""
     import tensorgrad
@@ -223,6 +249,17 @@ def run(args: argparse.Namespace) -> str:
                 "target",
             ],
             step_rows(configs, rounds, settings),
+        ),
+        "\n**The MLP 784-256-128-10** (SGD with momentum, cross-entropy; as in *mlp*), "
+        f"interleaved ({rounds * 4} rounds): speeds as a ratio, above 1 faster.\n",
+        common.table(
+            [
+                "step",
+                "with kernels × NumPy by hand",
+                "NumPy only × NumPy by hand",
+                "kernels' speed-up",
+            ],
+            mlp_rows(rounds * 4, settings),
         ),
         f"\n**The {configs[0].name} block's ops**, forward and backward from a gradient of "
         f"ones, interleaved ({op_rounds} rounds; µs, median):\n",

@@ -19,6 +19,8 @@ kernel                   of                                             exactnes
 ``gelu_tanh_backward``   its VJP from the saved tanh                     bit for bit
 ``layer_norm_forward``   ``ops.LayerNorm`` on its (rows, n) matrix       sums rounded apart
 ``layer_norm_backward``  its VJP: dx, dweight and dbias in one sweep     sums rounded apart
+``log_softmax_rows``     ``ops.CrossEntropy``'s log-softmax (C order)     bit for bit
+``cross_entropy_backward`` its (softmax − target)·scale                  bit for bit
 ======================== ============================================== =================
 
 A transcendental function is NumPy's own, called on the array between two loops: numba's
