@@ -21,6 +21,8 @@ kernel                   of                                             exactnes
 ``layer_norm_backward``  its VJP: dx, dweight and dbias in one sweep     sums rounded apart
 ``log_softmax_rows``     ``ops.CrossEntropy``'s log-softmax (C order)     bit for bit
 ``cross_entropy_backward`` its (softmax − target)·scale                  bit for bit
+``attention_scores_gradient`` ``ops.ScaledDotProductAttention``'s          bit for bit
+                         dSᵀ = (dPᵀ − D)·Eᵀ, in place
 ======================== ============================================== =================
 
 A transcendental function is NumPy's own, called on the array between two loops: numba's

@@ -364,3 +364,28 @@ def cross_entropy_backward(
     k = _constants(exps.dtype, 1 - smoothing, smoothing / n, scale, smoothing)
     _softmax_minus_target(exps, sums, target, k, out)
     return out
+
+
+# --------------------------------------------------------------------------- attention
+
+
+@jit
+def _scores_gradient(dp_t, d, e_t):
+    # dSᵀ = (dPᵀ − D)·Eᵀ in place on dPᵀ (batch, S, L), D (batch, L): attention's backward
+    batch, keys, queries = dp_t.shape
+    for b in range(batch):
+        for s in range(keys):
+            for q in range(queries):
+                dp_t[b, s, q] = (dp_t[b, s, q] - d[b, q]) * e_t[b, s, q]
+
+
+def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) -> bool:
+    """``dp_t -= d[..., None, :]; dp_t *= e_t`` in one loop, in place on ``dp_t``
+    (..., S, L), a C-order array; ``d`` (..., L) and ``e_t`` of ``dp_t``'s shape."""
+    keys, queries = dp_t.shape[-2:]
+    if not dp_t.size:
+        return True
+    _scores_gradient(
+        dp_t.reshape(-1, keys, queries), d.reshape(-1, queries), e_t.reshape(-1, keys, queries)
+    )
+    return True

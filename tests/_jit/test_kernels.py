@@ -324,3 +324,47 @@ def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
     if logits.size:  # (other layouts than C order: NumPy's forward, whose sums BLAS makes)
         forward = ["log_softmax_rows"] * logits.flags.c_contiguous
         assert ran == forward + ["cross_entropy_backward"] * (reduction != "none")
+
+
+# ------------------------------------------------------------------------------- attention
+
+
+def attention_cases(dtype):
+    rng = np.random.default_rng(7)
+
+    def qkv(*batch, length=5, keys=6, width=3):
+        return tuple(
+            rng.standard_normal((*batch, n, width)).astype(dtype) for n in (length, keys, keys)
+        )
+
+    q, k, v = qkv(2, 3)
+    return {
+        "batched": (q, k, v, {}),
+        "causal": (*qkv(2, length=6), {"causal": True}),
+        "no batch": (*qkv(), {}),
+        "one query": (*qkv(4, length=1), {}),
+        "broadcast key": (q, k[:1], v[:1], {}),
+        "transposed query": (np.swapaxes(np.swapaxes(q, 0, 1).copy(), 0, 1), k, v, {}),
+        "no keys": (*qkv(2, keys=0), {}),
+    }
+
+
+@pytest.mark.parametrize("case", list(attention_cases(np.float32)))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention_backward_kernel_equals_numpy_bit_for_bit(monkeypatch, ran, dtype, case):
+    from tensorgrad.ops.attention import ScaledDotProductAttention
+
+    q, k, v, options = attention_cases(dtype)[case]
+
+    def compute():
+        op = ScaledDotProductAttention(0.5, **options)
+        op.needs_input_grad = (True, True, True, False, False)
+        with np.errstate(all="ignore"):
+            out = op.forward(q, k, v)
+            grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(dtype)
+            return (out, *op.backward(grad, out, q, k, v)[:3])
+
+    plain, fused = both_ways(monkeypatch, compute)
+    assert_bitwise_equal(fused, plain)
+    if k.shape[-2]:
+        assert ran == ["attention_scores_gradient"]
