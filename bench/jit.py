@@ -57,6 +57,7 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
     """A first call of each kernel on float32 arrays of the small GPT's shapes."""
     from tensorgrad import _jit
     from tensorgrad.ops import elementwise
+    from tensorgrad.ops.sums import row_sums
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 32, 256)).astype(np.float32)
@@ -64,6 +65,9 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
     w, b = np.ones(64, np.float32), np.zeros(64, np.float32)
     cdf = np.full_like(x, 0.5)
     inverse_std = np.ones((1024, 1), np.float32)
+    logits = rng.standard_normal((1024, 65)).astype(np.float32)
+    sums, target = np.ones((1024, 1), np.float32), np.arange(1024) % 65
+    scores = rng.standard_normal((32, 4, 32, 32)).astype(np.float32)
     return {
         "gelu_erf_forward": lambda: _jit.run("gelu_erf_forward", x, *elementwise.CDF_COEFFICIENTS),
         "gelu_erf_backward": lambda: _jit.run("gelu_erf_backward", x, x, cdf),
@@ -72,6 +76,15 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
         "layer_norm_forward": lambda: _jit.run("layer_norm_forward", rows, w, b, 1e-5),
         "layer_norm_backward": lambda: _jit.run(
             "layer_norm_backward", rows, rows, inverse_std, w, True
+        ),
+        "log_softmax_rows": lambda: _jit.run(
+            "log_softmax_rows", logits, logits.max(axis=1, keepdims=True), row_sums
+        ),
+        "cross_entropy_backward": lambda: _jit.run(
+            "cross_entropy_backward", logits, sums, target, 0.0, 1 / 1024
+        ),
+        "attention_scores_gradient": lambda: _jit.run(
+            "attention_scores_gradient", scores, scores[..., 0, :].copy(), scores
         ),
     }
 
