@@ -117,7 +117,7 @@ def test_float64_gelu_uses_libm_erf_within_one_ulp_of_one(monkeypatch, ran, case
     assert np.all(np.abs(slope1 - slope0)[finite] <= 2 * eps * np.abs(grad)[finite])
 
 
-def test_float64_erf_of_the_kernel_is_close_to_scipy_s_on_many_points():
+def test_float64_erf_of_the_kernel_is_close_to_scipy_s_on_many_points(ran):
     from scipy.special import erf
 
     x = np.linspace(-8, 8, 200_001)
