@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-slow test-all lint train bench bench-torch clean
+.PHONY: install test test-slow test-all test-torch lint train bench bench-torch clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,13 +29,18 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q
 
+# The PyTorch comparisons only (tests/torch_marker.py marks them), with PyTorch's CPU build.
+test-torch: $(STAMP)
+	$(PY) -m pip install --quiet 'torch==2.13.0'
+	$(PY) -m pytest -n 2 -m "torch and not slow" -q
+
 lint: $(STAMP)
 	$(PY) -m ruff check tensorgrad tests examples bench
 	$(PY) -m ruff format --check tensorgrad tests examples bench
 
 train: $(STAMP)
 	mkdir -p runs
-	$(PY) -m tensorgrad train --dataset auto --save runs/model.npz --plot runs/training.png
+	$(PY) -m tensorgrad train --dataset auto --save runs/model.pt --plot runs/training.png
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -7,10 +7,10 @@ time per op is the Python cost of a node and backward time per op the cost of or
 graph and applying the chain rule once. The gradient is checked against forward-mode
 derivatives carried along in plain floats.
 
-The reference is micrograd's ``Value`` as Karpathy wrote it (each op's backward a closure
-over its operands, children kept in a set, constants wrapped in a Value), with ``tanh`` as
-in his lecture, and with the one change a 100,000-op chain needs: an iterative topological
-sort instead of the recursive one. Both engines build and differentiate the same chain in
+The reference is an engine in micrograd's design (:class:`ClosureValue`, written here: each
+op's backward a closure over its operands, the operands kept in a set, constants wrapped in
+a Value), with the one change a 100,000-op chain needs: an iterative topological sort
+instead of a recursive one. Both engines build and differentiate the same chain in
 turn, round after round, so the ratio does not depend on how fast the machine is that day.
 """
 
@@ -34,67 +34,72 @@ STEPS = (
 )
 
 
-class MicrogradValue:
-    """micrograd's ``Value`` (the ops the chain uses), backward with an iterative sort."""
+class ClosureValue:
+    """The reference engine, written here in micrograd's design: each result keeps a set of
+    the Values it came from and a closure that sends its gradient to them; a constant
+    operand becomes a Value of its own. Only the chain's ops; backward orders the graph by a
+    depth-first walk with an explicit stack."""
 
-    def __init__(self, data, _children=(), _op=""):
+    def __init__(self, data, parents=()):
         self.data = data
         self.grad = 0
-        self._backward = lambda: None
-        self._prev = set(_children)
-        self._op = _op
+        self.parents = set(parents)
+        self.send_grad = lambda: None
+
+    @staticmethod
+    def wrap(operand):
+        return operand if isinstance(operand, ClosureValue) else ClosureValue(operand)
 
     def __add__(self, other):
-        other = other if isinstance(other, MicrogradValue) else MicrogradValue(other)
-        out = MicrogradValue(self.data + other.data, (self, other), "+")
+        other = self.wrap(other)
+        result = ClosureValue(self.data + other.data, (self, other))
 
-        def _backward():
-            self.grad += out.grad
-            other.grad += out.grad
+        def send_grad():
+            self.grad += result.grad
+            other.grad += result.grad
 
-        out._backward = _backward
-        return out
+        result.send_grad = send_grad
+        return result
 
     def __mul__(self, other):
-        other = other if isinstance(other, MicrogradValue) else MicrogradValue(other)
-        out = MicrogradValue(self.data * other.data, (self, other), "*")
+        other = self.wrap(other)
+        result = ClosureValue(self.data * other.data, (self, other))
 
-        def _backward():
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
+        def send_grad():
+            self.grad += other.data * result.grad
+            other.grad += self.data * result.grad
 
-        out._backward = _backward
-        return out
-
-    def tanh(self):
-        t = math.tanh(self.data)
-        out = MicrogradValue(t, (self,), "tanh")
-
-        def _backward():
-            self.grad += (1 - t**2) * out.grad
-
-        out._backward = _backward
-        return out
+        result.send_grad = send_grad
+        return result
 
     def __neg__(self):
         return self * -1
 
     def __sub__(self, other):
-        return self + (-other)
+        return self + (-other)  # a constant is negated as a number, then wrapped
+
+    def tanh(self):
+        result = ClosureValue(math.tanh(self.data), (self,))
+
+        def send_grad():
+            self.grad += (1 - result.data**2) * result.grad
+
+        result.send_grad = send_grad
+        return result
 
     def backward(self):
-        topo, visited, stack = [], set(), [(self, False)]
-        while stack:  # micrograd's build_topo, without recursion
-            v, children_done = stack.pop()
-            if children_done:
-                topo.append(v)
-            elif v not in visited:
-                visited.add(v)
-                stack.append((v, True))
-                stack.extend((child, False) for child in v._prev)
+        order, seen, pending = [], set(), [(self, False)]
+        while pending:
+            node, parents_done = pending.pop()
+            if parents_done:
+                order.append(node)  # after every Value it was computed from
+            elif node not in seen:
+                seen.add(node)
+                pending.append((node, True))
+                pending.extend((parent, False) for parent in node.parents)
         self.grad = 1
-        for v in reversed(topo):
-            v._backward()
+        for node in reversed(order):
+            node.send_grad()
 
 
 def build(n: int, x):
@@ -164,10 +169,10 @@ def run(args: argparse.Namespace) -> str:
 
     ours, reference = [], []
     for round_ in range(config.repeats):  # in turn, the first alternating
-        pair = [(ours, None), (reference, MicrogradValue)]
+        pair = [(ours, None), (reference, ClosureValue)]
         for runs, value_type in pair if round_ % 2 == 0 else pair[::-1]:
             runs.append(measure(short, value_type))
-            gc.collect()  # micrograd's graphs are cycles: collect them outside either timing
+            gc.collect()  # closure graphs are cycles: collect them outside either timing
     our_row, our_times = _per_op_row(
         f"tensorgrad, {short:,}-op chain (µs/op, median of {config.repeats})", ours, short
     )
@@ -191,7 +196,8 @@ def run(args: argparse.Namespace) -> str:
             "dropping the last reference to the graph. The gradient is compared with "
             f"forward-mode derivatives in plain floats (relative 1e-9). Recursion limit: "
             f"{sys.getrecursionlimit()}, far below the chain's depth. The reference is "
-            "micrograd's `Value` with an iterative topological sort, timed in turn with "
+            "an engine in micrograd's design (a closure per op) with an iterative "
+            "topological sort, timed in turn with "
             "tensorgrad's on the same chain.\n",
             common.table(headers, [our_row, reference_row, long_row]),
             f"Build + backward: {common.number(per_op, 2)} µs/op, "

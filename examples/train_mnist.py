@@ -69,5 +69,5 @@ for epoch in range(1, args.epochs + 1):
         f"{time.perf_counter() - started:.1f}s"
     )
 
-tg.save(model.state_dict(), "mnist_mlp.npz")
-print("saved mnist_mlp.npz")
+tg.save(model.state_dict(), "mnist_mlp.pt")
+print("saved mnist_mlp.pt")

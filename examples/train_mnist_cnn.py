@@ -79,5 +79,5 @@ for epoch in range(1, args.epochs + 1):
         f"{seconds:.1f}s"
     )
 
-tg.save(model.state_dict(), "mnist_cnn.npz")
-print("saved mnist_cnn.npz")
+tg.save(model.state_dict(), "mnist_cnn.pt")
+print("saved mnist_cnn.pt")

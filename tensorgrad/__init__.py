@@ -315,7 +315,8 @@ __all__ = [
     "zeros",
     "zeros_like",
     *METHOD_FUNCTIONS,
-    # issue 22's missing names (tensorgrad.core.functions, creation)
+    # more top-level functions (core.functions, core.creation): contractions, stacks,
+    # broadcasting, moments, index ranges, dtype promotion
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",

@@ -117,7 +117,8 @@ def _read(filename: PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     header_size = int.from_bytes(data[:8], "little")
     if header_size > len(data) - 8 or data[8:9] != b"{":
         if data[:4] == b"PK\x03\x04":
-            hint = " (it is a zip archive: a tg.save checkpoint loads with tg.load)"
+            hint = " (it is a zip archive: a PyTorch checkpoint, from tg.save or torch.save, loads "
+            hint += "with tg.load)"
         else:
             hint = ""
         raise CheckpointError(

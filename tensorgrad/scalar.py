@@ -15,6 +15,7 @@ engine is checked against, so it must share no code with it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import random
@@ -332,8 +333,12 @@ class Neuron(Module):
     def __call__(self, x: Sequence[Value | float]) -> Value:
         if len(x) != len(self.w):
             raise ValueError(f"Neuron expects {len(self.w)} inputs, got {len(x)}")
-        act = sum((wi * xi for wi, xi in zip(self.w, x, strict=True)), self.b)
-        return act.relu() if self.nonlin else act
+        total = self.b  # the bias first, then each weighted input in turn
+        for weight, value in zip(self.w, x, strict=True):
+            total = total + weight * value
+        if not self.nonlin:
+            return total
+        return total.relu()
 
     def parameters(self) -> list[Value]:
         return [*self.w, self.b]
@@ -364,11 +369,11 @@ class MLP(Module):
 
     def __init__(self, nin: int, nouts: Sequence[int], rng: random.Random | None = None) -> None:
         rng = rng if rng is not None else random.Random(0)
-        sizes = [nin, *nouts]
-        self.layers = [
-            Layer(sizes[i], sizes[i + 1], nonlin=i != len(nouts) - 1, rng=rng)
-            for i in range(len(nouts))
-        ]
+        widths = [nin, *nouts]
+        last = len(nouts) - 1
+        self.layers: list[Layer] = []
+        for k, (width_in, width_out) in enumerate(itertools.pairwise(widths)):
+            self.layers.append(Layer(width_in, width_out, nonlin=k < last, rng=rng))
 
     @classmethod
     def from_weights(

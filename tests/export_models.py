@@ -103,10 +103,12 @@ def sequence_classes(lib: Any) -> dict[str, type]:
     - ``CharGPT``: examples/char_gpt.py's GPT (token and position embeddings, pre-LayerNorm
       blocks, ``scaled_dot_product_attention(is_causal=True)``, tanh-GELU MLP, a final
       LayerNorm and a head tied to the token embedding);
-    - ``MinGPT``: minGPT's layout (``transformer.wte``/``wpe``/``h``/``ln_f``, ``lm_head``),
-      attention written out with a ``tril`` buffer and ``masked_fill``, minGPT's NewGELU,
-      the head tied to ``wte`` as nanoGPT does;
-    - ``WordLM``: PyTorch's word_language_model: Embedding → LSTM → Linear.
+    - ``MinGPT``: GPT-2's checkpoint names as minGPT and nanoGPT use them
+      (``transformer.wte``/``wpe``/``h``/``ln_f``, ``lm_head``), attention written out with a
+      ``tril`` buffer cut to the length and ``masked_fill``, a tanh GELU written out with
+      ``pow``, the embedding tied to the head's weight;
+    - ``WordLM``: a word-level LSTM language model: Embedding → LSTM → Linear, dropout
+      between them (the shape of PyTorch's word_language_model example).
     """
     nn, F = lib.nn, lib.nn.functional
 
@@ -156,90 +158,99 @@ def sequence_classes(lib: Any) -> dict[str, type]:
             x = self.wte(idx) + self.wpe(lib.arange(t))
             return self.head(self.ln_f(self.blocks(x)))
 
-    class NewGELU(nn.Module):
-        def forward(self, x):
-            inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * lib.pow(x, 3.0))
-            return 0.5 * x * (1.0 + lib.tanh(inner))
-
-    class MinAttention(nn.Module):
-        def __init__(self, n_embd: int, n_head: int, block_size: int) -> None:
-            super().__init__()
-            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
-            self.c_proj = nn.Linear(n_embd, n_embd)
-            self.attn_dropout, self.resid_dropout = nn.Dropout(0.1), nn.Dropout(0.1)
-            mask = lib.tril(lib.ones(block_size, block_size))
-            self.register_buffer("bias", mask.view(1, 1, block_size, block_size))
-            self.n_head, self.n_embd = n_head, n_embd
+    class TanhGELU(nn.Module):
+        """GELU's tanh approximation written out, so that its graph holds a Pow."""
 
         def forward(self, x):
-            B, T, C = x.size()
-            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-            att = self.attn_dropout(F.softmax(att, dim=-1))
-            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-            return self.resid_dropout(self.c_proj(y))
+            cubic = x + 0.044715 * lib.pow(x, 3.0)
+            return 0.5 * x * (1.0 + lib.tanh(math.sqrt(2.0 / math.pi) * cubic))
 
-    class MinBlock(nn.Module):
+    class MaskedAttention(nn.Module):
+        """Attention written out: the scores, a lower-triangular buffer cut to the length
+        for ``masked_fill``, the softmax, and dropout on the weights and the output."""
+
         def __init__(self, n_embd: int, n_head: int, block_size: int) -> None:
             super().__init__()
-            self.ln_1 = nn.LayerNorm(n_embd)
-            self.attn = MinAttention(n_embd, n_head, block_size)
-            self.ln_2 = nn.LayerNorm(n_embd)
+            self.n_head = n_head
+            self.to_qkv = nn.Linear(n_embd, 3 * n_embd)
+            self.to_out = nn.Linear(n_embd, n_embd)
+            self.weights_dropout, self.out_dropout = nn.Dropout(0.1), nn.Dropout(0.1)
+            causal = lib.tril(lib.ones(block_size, block_size))
+            self.register_buffer("causal", causal.view(1, 1, block_size, block_size))
+
+        def forward(self, x):
+            batch, time, width = x.size()
+            size = width // self.n_head
+
+            def by_head(z):  # (batch, time, width) -> (batch, heads, time, size)
+                return z.view(batch, time, self.n_head, size).transpose(1, 2)
+
+            q, k, v = map(by_head, self.to_qkv(x).split(width, dim=2))
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(size)
+            scores = scores.masked_fill(self.causal[:, :, :time, :time] == 0, float("-inf"))
+            mixed = self.weights_dropout(F.softmax(scores, dim=-1)) @ v
+            merged = mixed.transpose(1, 2).contiguous().view(batch, time, width)
+            return self.out_dropout(self.to_out(merged))
+
+    class MaskedBlock(nn.Module):
+        def __init__(self, n_embd: int, n_head: int, block_size: int) -> None:
+            super().__init__()
+            self.attn_norm = nn.LayerNorm(n_embd)
+            self.attn = MaskedAttention(n_embd, n_head, block_size)
+            self.mlp_norm = nn.LayerNorm(n_embd)
             self.mlp = nn.ModuleDict(
                 dict(
-                    c_fc=nn.Linear(n_embd, 4 * n_embd),
-                    c_proj=nn.Linear(4 * n_embd, n_embd),
-                    act=NewGELU(),
+                    widen=nn.Linear(n_embd, 4 * n_embd),
+                    act=TanhGELU(),
+                    narrow=nn.Linear(4 * n_embd, n_embd),
                     dropout=nn.Dropout(0.1),
                 )
             )
 
         def forward(self, x):
-            m = self.mlp
-            x = x + self.attn(self.ln_1(x))
-            return x + m.dropout(m.c_proj(m.act(m.c_fc(self.ln_2(x)))))
+            x = x + self.attn(self.attn_norm(x))
+            hidden = self.mlp.act(self.mlp.widen(self.mlp_norm(x)))
+            return x + self.mlp.dropout(self.mlp.narrow(hidden))
 
     class MinGPT(nn.Module):
         def __init__(self, vocab=13, block_size=8, n_layer=2, n_head=2, n_embd=16) -> None:
             super().__init__()
+            blocks = [MaskedBlock(n_embd, n_head, block_size) for _ in range(n_layer)]
             self.transformer = nn.ModuleDict(
                 dict(
                     wte=nn.Embedding(vocab, n_embd),
                     wpe=nn.Embedding(block_size, n_embd),
                     drop=nn.Dropout(0.1),
-                    h=nn.ModuleList([MinBlock(n_embd, n_head, block_size) for _ in range(n_layer)]),
+                    h=nn.ModuleList(blocks),
                     ln_f=nn.LayerNorm(n_embd),
                 )
             )
             self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-            self.transformer.wte.weight = self.lm_head.weight  # nanoGPT's tying
+            self.transformer.wte.weight = self.lm_head.weight  # the embedding takes the head's
 
         def forward(self, idx):
-            _, t = idx.size()
-            pos = lib.arange(0, t, dtype=lib.long).unsqueeze(0)
-            x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
-            for block in self.transformer.h:
+            positions = lib.arange(idx.size(1)).unsqueeze(0)
+            parts = self.transformer
+            x = parts.drop(parts.wte(idx) + parts.wpe(positions))
+            for block in parts.h:
                 x = block(x)
-            return self.lm_head(self.transformer.ln_f(x))
+            return self.lm_head(parts.ln_f(x))
 
     class WordLM(nn.Module):
-        def __init__(self, ntoken=17, ninp=8, nhid=12, nlayers=2) -> None:
-            super().__init__()
-            self.drop = nn.Dropout(0.2)
-            self.encoder = nn.Embedding(ntoken, ninp)
-            self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=0.2)
-            self.decoder = nn.Linear(nhid, ntoken)
-            self.ntoken = ntoken
+        """Words in, the next word's log-probabilities out, through a two-layer LSTM."""
 
-        def forward(self, input, h0, c0):
-            emb = self.drop(self.encoder(input))
-            output, (h_n, c_n) = self.rnn(emb, (h0, c0))
-            decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
-            return F.log_softmax(decoded, dim=1), h_n, c_n
+        def __init__(self, vocab=17, width=8, hidden=12, layers=2) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(vocab, width)
+            self.lstm = nn.LSTM(width, hidden, layers, dropout=0.2)
+            self.to_vocab = nn.Linear(hidden, vocab)
+            self.dropout = nn.Dropout(0.2)
+
+        def forward(self, words, h0, c0):
+            states, (h_n, c_n) = self.lstm(self.dropout(self.embed(words)), (h0, c0))
+            scores = self.to_vocab(self.dropout(states))
+            flat = scores.view(-1, scores.size(-1))
+            return F.log_softmax(flat, dim=1), h_n, c_n
 
     return {"CharGPT": CharGPT, "MinGPT": MinGPT, "WordLM": WordLM}
 

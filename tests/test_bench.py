@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bench import __main__ as cli
-from bench import common, loader, memory, mlp, ops, scalar
+from bench import checkpoint, common, loader, memory, mlp, ops, scalar
 
 
 def smoke_args(*extra: str):
@@ -143,9 +143,9 @@ def test_the_micrograd_reference_differentiates_the_chain_right():
     """The reference engine is checked like tensorgrad's: value and gradient of the chain
     against forward mode, on a chain deeper than the recursion limit."""
     n = 3 * sys.getrecursionlimit()
-    *_, correct = scalar.measure(n, scalar.MicrogradValue)
+    *_, correct = scalar.measure(n, scalar.ClosureValue)
     assert correct
-    x = scalar.MicrogradValue(0.5)
+    x = scalar.ClosureValue(0.5)
     y = (x * x - 1.0).tanh()
     y.backward()
     assert x.grad == pytest.approx(2 * 0.5 * (1 - np.tanh(0.25 - 1.0) ** 2))
@@ -170,6 +170,15 @@ def test_loader_table():
     ]
     assert all(float(row[1].replace(",", "")) > 0 for row in table[2:])
     assert re.search(r"Batched MNIST transforms: [\d.]+× \([\d.]+–[\d.]+\)", text)
+
+
+def test_checkpoint_table():
+    text = checkpoint.run(smoke_args())
+    (table,) = tables(text)
+    names = [row[0] for row in table[2:]]
+    assert names[:3] == ["tg.save", "tg.load", "tg.load(mmap=True)"]
+    assert len(names) in (3, 7)  # with PyTorch: its save and load, and each reading the other's
+    assert all(float(row[3].replace(",", "")) > 0 for row in table[2:])
 
 
 def test_main_prints_and_writes_the_report(tmp_path, capsys):
@@ -231,3 +240,36 @@ def test_func_section_refuses_wrong_per_sample_gradients(monkeypatch):
     monkeypatch.setattr(tg.func, "grad", doubled)  # vmap(grad) goes wrong, the loop does not
     with pytest.raises(common.DisagreementError, match="per-sample gradients: .*refusing"):
         func.run(smoke_args())
+
+
+def test_vmap_section_tables_and_targets():
+    from bench import vmap
+
+    text = vmap.run(smoke_args())
+    cnn, mlp, jac = tables(text)
+    names = [row[0] for row in cnn[2:]]
+    assert names[:2] == ["tensorgrad vmap(grad)", "tensorgrad loop of backward"]
+    assert (common.torch() is not None) == ("PyTorch torch.func vmap(grad)" in names)
+    assert cnn[3][3] == "1.00× (1.00–1.00)"  # the loop against itself
+    assert mlp[2][0] == "tensorgrad vmap(grad)"
+    assert [row[0] for row in jac[2:4]] == [
+        "jacrev, one vmap-ed backward",
+        "jacrev, a backward per row",
+    ]
+    assert re.search(r"tensorgrad's loop \(target ≥1×: (met|\*\*missed\*\*)\)", text)
+    assert re.search(r"the row-by-row path \(target ≥5×: (met|\*\*missed\*\*)\)", text)
+
+
+def test_vmap_section_refuses_wrong_per_sample_gradients(monkeypatch):
+    import tensorgrad as tg
+    from bench import vmap
+
+    right = tg.func.grad
+
+    def doubled(f, *args, **kwargs):
+        inner = right(f, *args, **kwargs)
+        return lambda *a: {k: 2 * g for k, g in inner(*a).items()}
+
+    monkeypatch.setattr(tg.func, "grad", doubled)
+    with pytest.raises(common.DisagreementError, match="CNN per-sample gradients: .*refusing"):
+        vmap.run(smoke_args())

@@ -26,7 +26,7 @@ def test_train_mnist_example_on_digits(tmp_path):
     assert lines[0].startswith("epoch 1:") and "test accuracy" in lines[0]
     accuracy = float(lines[2].split("test accuracy ")[1].split("%")[0])
     assert accuracy > 80.0
-    assert (tmp_path / "mnist_mlp.npz").exists()
+    assert (tmp_path / "mnist_mlp.pt").exists()
 
 
 def test_train_mnist_cnn_example_on_digits(tmp_path):
@@ -37,7 +37,7 @@ def test_train_mnist_cnn_example_on_digits(tmp_path):
     assert lines[0].startswith("epoch 1:") and "test accuracy" in lines[0]
     accuracy = float(lines[2].split("test accuracy ")[1].split("%")[0])
     assert accuracy > 75.0
-    assert lines[-1] == "saved mnist_cnn.npz" and (tmp_path / "mnist_cnn.npz").exists()
+    assert lines[-1] == "saved mnist_cnn.pt" and (tmp_path / "mnist_cnn.pt").exists()
 
 
 def test_char_gpt_example_trains_and_samples(tmp_path):

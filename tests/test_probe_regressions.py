@@ -1,6 +1,6 @@
-"""Regression tests for the defects a probe of the public API found (issue 12), one test per
-item, each failing before its fix. The in-place and view items (1, 2, 21) are in
-``tests/core/test_inplace.py``; the command-line and file items in ``tests/training``,
+"""Regression tests for the defects a probe of the public API found, one test per defect,
+each failing before its fix. The in-place and view ones are in
+``tests/core/test_inplace.py``; the command-line and file ones in ``tests/training``,
 ``tests/test_serialization.py`` and ``tests/data``."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def leaf(values, dtype=tg.float64):
     return tg.tensor(np.asarray(values, dtype=dtype), requires_grad=True)
 
 
-# item 3: a check that checks nothing refuses
+# a check that checks nothing refuses
 @pytest.mark.parametrize("check", [gradcheck, gradgradcheck])
 @pytest.mark.parametrize("n", [0, -1])
 def test_a_check_along_no_direction_refuses(check, n):
@@ -35,7 +35,7 @@ def test_a_check_along_no_direction_refuses(check, n):
         check(Doubled.apply, leaf([1.0, 2.0]), n_directions=n)
 
 
-# item 4: the standard deviation of a constant column has a zero gradient, as in PyTorch
+# the standard deviation of a constant column has a zero gradient, as in PyTorch
 def test_std_of_a_constant_column_has_a_zero_gradient():
     x = leaf([[1.0, 5.0], [1.0, 7.0], [1.0, 9.0]])
     x.std(dim=0, correction=0).sum().backward()
@@ -44,7 +44,7 @@ def test_std_of_a_constant_column_has_a_zero_gradient():
     np.testing.assert_allclose(x.grad.numpy()[:, 1], [-1 / np.sqrt(6), 0.0, 1 / np.sqrt(6)])
 
 
-# item 5: x ** y with a tensor exponent at x = 0, y = 0
+# x ** y with a tensor exponent at x = 0, y = 0
 def test_power_with_a_zero_tensor_exponent_at_zero_has_a_zero_base_gradient():
     x, y = leaf([0.0, 2.0]), leaf([0.0, 3.0])
     (x**y).sum().backward()
@@ -52,14 +52,14 @@ def test_power_with_a_zero_tensor_exponent_at_zero_has_a_zero_base_gradient():
     np.testing.assert_allclose(y.grad.numpy(), [0.0, 8 * np.log(2)])
 
 
-# item 6: a NaN maximum takes the gradient
+# a NaN maximum takes the gradient
 def test_max_over_a_nan_sends_the_gradient_to_the_nan():
     x = leaf([np.nan, 1.0, 3.0])
     x.max().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 0.0])
 
 
-# item 7: complex numbers are refused, not recorded
+# complex numbers are refused, not recorded
 def test_complex_operands_are_refused():
     x = tg.tensor([1.0], requires_grad=True)
     with pytest.raises(TypeError, match="complex numbers are not supported"):
@@ -70,7 +70,7 @@ def test_complex_operands_are_refused():
         tg.tensor(np.array([1j]))
 
 
-# item 8: tensor bounds for clip and clamp_
+# tensor bounds for clip and clamp_
 def test_clamp_takes_tensor_bounds_with_pytorchs_gradients():
     x = leaf([0.0, 1.0, 2.0, 3.0])
     low = leaf(1.5)
@@ -100,7 +100,7 @@ def test_clamp_with_tensor_bounds_matches_pytorch():
         np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
 
 
-# item 9: cross-entropy of an empty batch
+# cross-entropy of an empty batch
 def test_cross_entropy_of_an_empty_batch_is_nan_and_differentiable():
     logits = tg.zeros((0, 3), requires_grad=True)
     loss = F.cross_entropy(logits, np.zeros(0, int))
@@ -109,7 +109,7 @@ def test_cross_entropy_of_an_empty_batch_is_nan_and_differentiable():
     assert logits.grad.shape == (0, 3)
 
 
-# item 14: the scalar-engine check on normalisation layers
+# the scalar-engine check on normalisation layers
 @pytest.mark.parametrize(
     "make",
     [
@@ -125,7 +125,7 @@ def test_scalar_engine_checks_normalisation(make):
     assert check_with_scalar_engine(fn, x, params=params)
 
 
-# item 16: an array as grad_outputs is one gradient, not a list of them
+# an array as grad_outputs is one gradient, not a list of them
 def test_grad_outputs_may_be_an_array():
     x = leaf([1.0, 2.0, 3.0])
     y = x * x
@@ -136,7 +136,7 @@ def test_grad_outputs_may_be_an_array():
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
 
 
-# item 19 (the tensor part): raw NumPy errors now say what is wrong
+# raw NumPy errors now say what is wrong
 def test_bad_tensor_creation_names_the_problem():
     with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 1\)"):
         tg.tensor([[1, 2], [3]])
@@ -148,6 +148,6 @@ def test_bad_tensor_creation_names_the_problem():
         F.cross_entropy(tg.tensor([[1, 2]]), [0])
 
 
-# item 22: an empty tensor's repr keeps its shape
+# an empty tensor's repr keeps its shape
 def test_repr_of_an_empty_tensor_shows_its_shape():
     assert repr(tg.zeros((0, 3))) == "tensor([], size=(0, 3))"

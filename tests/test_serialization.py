@@ -3,9 +3,10 @@ resuming training from a checkpoint exactly where it stopped."""
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import zipfile
@@ -15,9 +16,8 @@ import pytest
 
 import tensorgrad as tg
 from tensorgrad import nn, optim
-from tensorgrad import serialization as ser
 from tensorgrad.nn import functional as F
-from tensorgrad.serialization import CheckpointError
+from tensorgrad.serialization import CheckpointError, atomic, torch_zip
 
 needs_fork = pytest.mark.skipif(os.name != "posix", reason="needs os.fork and SIGKILL (POSIX)")
 
@@ -65,15 +65,30 @@ def test_nested_structures_round_trip(tmp_path):
     assert back["param"].dtype == np.float64
 
 
-def test_the_file_is_a_plain_npz_with_readable_names(tmp_path):
+def test_the_file_is_pytorchs_zip_layout(tmp_path):
+    """PyTorch's entries, in its order, stored uncompressed, storages on 64-byte boundaries."""
     path = tmp_path / "model.ckpt"  # any name: nothing is appended
     model = nn.Sequential(nn.Linear(3, 2))
     tg.save({"model": model.state_dict(), "epoch": 1}, path)
     assert os.listdir(tmp_path) == ["model.ckpt"]
-    with np.load(path, allow_pickle=False) as archive:
-        assert set(archive.files) == {"__tensorgrad__", "model/0.weight", "model/0.bias"}
-        meta = json.loads(archive["__tensorgrad__"].tobytes())
-    assert meta["format"] == "tensorgrad.checkpoint" and meta["version"] == ser.VERSION == 2
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+        assert [info.filename for info in infos] == [
+            "archive/data.pkl", "archive/.format_version", "archive/.storage_alignment",
+            "archive/byteorder", "archive/data/0", "archive/data/1", "archive/version",
+            "archive/.data/serialization_id",
+        ]  # fmt: skip
+        assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)
+        assert archive.read("archive/byteorder") == b"little"
+        assert archive.read("archive/version") == b"3\n"
+        for info in infos[4:6]:
+            start = data.index(archive.read(info))
+            assert start % 64 == 0
+            name_length, extra_length = struct.unpack(
+                "<HH", data[info.header_offset + 26 : info.header_offset + 30]
+            )
+            assert info.header_offset + 30 + name_length + extra_length == start
 
 
 def test_keys_that_collide_or_clash_with_numpy_keywords(tmp_path):
@@ -112,33 +127,29 @@ def test_unpicklable_values_are_refused_before_anything_is_written(tmp_path):
 
 
 def test_a_failed_write_leaves_no_file_and_no_temporary(tmp_path, monkeypatch):
-    write_array = np.lib.format.write_array
-    calls = []
+    write = torch_zip.write
 
-    def fail_on_second_array(file, array, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            file.write(b"partial")
-            raise OSError("disk full")
-        write_array(file, array, **kwargs)
+    def fail_half_way(file, records, compressed=False):
+        write(file, records[:3], compressed)
+        raise OSError("disk full")
 
-    monkeypatch.setattr(np.lib.format, "write_array", fail_on_second_array)
+    monkeypatch.setattr(torch_zip, "write", fail_half_way)
     with pytest.raises(OSError, match="disk full"):
-        tg.save({"a": np.ones(1000), "b": np.ones(1000)}, tmp_path / "ckpt.npz")
+        tg.save({"a": np.ones(1000), "b": np.ones(1000)}, tmp_path / "ckpt.pt")
     assert os.listdir(tmp_path) == []
 
 
 def test_a_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
-    path = tmp_path / "ckpt.npz"
+    path = tmp_path / "ckpt.pt"
     tg.save({"epoch": 1}, path)
 
     def fail(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ser, "_write_archive", fail)
+    monkeypatch.setattr(torch_zip, "write", fail)
     with pytest.raises(KeyboardInterrupt):
         tg.save({"epoch": 2}, path)
-    assert os.listdir(tmp_path) == ["ckpt.npz"]
+    assert os.listdir(tmp_path) == ["ckpt.pt"]
     monkeypatch.undo()
     assert tg.load(path) == {"epoch": 1}
 
@@ -157,36 +168,38 @@ def test_compressed_checkpoints_load_too(tmp_path):
     np.testing.assert_array_equal(tg.load(tmp_path / "small.npz")["w"], 0.0)
 
 
-def test_files_that_are_not_checkpoints_are_refused(tmp_path):
-    text = tmp_path / "notes.txt"
-    text.write_text("hello")
-    with pytest.raises(CheckpointError, match=r"not an \.npz archive"):
-        tg.load(text)
-    empty = tmp_path / "empty.npz"
-    empty.write_bytes(b"")
-    with pytest.raises(
-        CheckpointError, match=r"empty\.npz: not a tensorgrad checkpoint \(an empty"
-    ):
-        tg.load(empty)
-    plain = tmp_path / "plain.npz"
-    np.savez(plain, a=np.ones(2))
-    with pytest.raises(CheckpointError, match=r"not a tensorgrad checkpoint.*np\.load"):
-        tg.load(plain)
+def test_files_that_are_not_checkpoints_say_what_they_are(tmp_path):
+    def refused(name, data, pattern):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(CheckpointError, match=pattern):
+            tg.load(path)
+
+    refused("notes.txt", b"hello", r"notes\.txt: a text file, not a checkpoint; it starts 'hello'")
+    refused("empty.pt", b"", r"empty\.pt: an empty file")
+    refused("page.pt", b"<!DOCTYPE html><html>Not Found</html>", r"an HTML page: a failed download")
+    refused("noise.pt", bytes(range(256)) * 4, r"noise\.pt: not a checkpoint: neither PyTorch")
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    refused("m.safetensors", len(header).to_bytes(8, "little") + header + bytes(4),
+            r"a safetensors file: load it with tensorgrad\.safetensors\.load_file")  # fmt: skip
+    np.save(tmp_path / "a.npy", np.ones(2))
+    with pytest.raises(CheckpointError, match=r"a NumPy \.npy file, not a checkpoint: .*np\.load"):
+        tg.load(tmp_path / "a.npy")
+    np.savez(tmp_path / "plain.npz", a=np.ones(2))
+    with pytest.raises(CheckpointError, match=r"a NumPy \.npz archive, not a checkpoint.*np\.load"):
+        tg.load(tmp_path / "plain.npz")
+    with zipfile.ZipFile(tmp_path / "script.pt", "w") as archive:  # torch.jit.save's layout
+        archive.writestr("model/constants.pkl", b"")
+        archive.writestr("model/code/__torch__.py", b"")
+    with pytest.raises(CheckpointError, match=r"a TorchScript archive .*state_dict"):
+        tg.load(tmp_path / "script.pt")
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:
+        archive.writestr("readme.txt", b"hi")
+    with pytest.raises(CheckpointError, match=r"a zip archive, but not a checkpoint"):
+        tg.load(tmp_path / "other.zip")
     with pytest.raises(FileNotFoundError):
-        tg.load(tmp_path / "missing.npz")
+        tg.load(tmp_path / "missing.pt")
     assert issubclass(CheckpointError, ValueError)
-
-
-def test_pickled_arrays_are_never_loaded(tmp_path):
-    path = tmp_path / "evil.npz"
-    meta = {"format": "tensorgrad.checkpoint", "version": 1, "root": ["array", "x"]}
-    np.savez(
-        path,
-        __tensorgrad__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-        x=np.array([{"a": 1}], dtype=object),
-    )
-    with pytest.raises(CheckpointError, match="corrupt"):
-        tg.load(path)
 
 
 @pytest.mark.parametrize("keep", [0.3, 0.9, 0.999])
@@ -205,111 +218,94 @@ def flipped(data: bytes, bit: int) -> bytes:
     return bytes(out)
 
 
-def test_a_bit_flipped_anywhere_is_refused(tmp_path):
-    """Sampled bits over the whole file: zip headers, the metadata, the arrays, the central
-    directory, the trailer. Zip's own CRCs miss most of these (timestamps, attributes)."""
-    path = tmp_path / "ckpt.npz"
-    tg.save({"w": np.arange(50.0), "epoch": 3, "name": "x"}, path)
+def entry_data_ranges(data: bytes) -> list[range]:
+    """Where each zip entry's bytes lie in the file (what the CRC-32s cover)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        ranges = []
+        for info in archive.infolist():
+            at = info.header_offset + 26
+            name_length, extra_length = struct.unpack("<HH", data[at : at + 4])
+            start = info.header_offset + 30 + name_length + extra_length
+            ranges.append(range(start, start + info.file_size))
+    return ranges
+
+
+def same_checkpoint(a, b) -> bool:
+    return (a["epoch"] == b["epoch"] and a["name"] == b["name"]
+            and np.asarray(a["w"]).tobytes() == np.asarray(b["w"]).tobytes())  # fmt: skip
+
+
+def test_a_bit_flipped_anywhere_is_refused_or_changes_nothing(tmp_path):
+    """Sampled bits over the whole file: a flip in any entry's bytes (the pickle, a storage,
+    byteorder) is refused by its CRC-32; a flip elsewhere (zip headers, padding, the central
+    directory) is refused too or leaves what loads exactly as it was: never a wrong value."""
+    path = tmp_path / "ckpt.pt"
+    original = {"w": tg.arange(50.0), "epoch": 3, "name": "x"}
+    tg.save(original, path)
     data = path.read_bytes()
-    bits = np.random.default_rng(0).choice(8 * len(data), size=150, replace=False)
-    bits = [*bits, 0, 8 * len(data) - 1, 8 * (len(data) - 65)]  # first, last, trailer prefix
-    for bit in bits:
-        path.write_bytes(flipped(data, int(bit)))
-        with pytest.raises(CheckpointError, match=r"ckpt\.npz: .*(corrupt|not a tensorgrad)"):
-            tg.load(path)
+    covered = entry_data_ranges(data)
+    rng = np.random.default_rng(0)
+    inside = [8 * int(rng.choice(r)) + int(rng.integers(8)) for r in covered for _ in range(3)]
+    anywhere = rng.choice(8 * len(data), size=150, replace=False).tolist()
+    for bit in [*inside, *anywhere, 0, 8 * len(data) - 1]:
+        path.write_bytes(flipped(data, bit))
+        in_an_entry = any(bit // 8 in r for r in covered)
+        try:
+            back = tg.load(path)
+        except CheckpointError as exc:
+            assert str(exc).startswith(f"{path}: ")
+            continue
+        assert not in_an_entry, f"bit {bit} inside an entry was not caught"
+        assert same_checkpoint(back, original), f"bit {bit} changed what loads"
     path.write_bytes(data)
     assert tg.load(path)["epoch"] == 3
 
 
 @pytest.mark.slow
-def test_every_single_bit_flip_is_refused(tmp_path):
-    path = tmp_path / "ckpt.npz"
-    tg.save({"w": np.arange(4.0), "epoch": 3}, path)
+def test_every_single_bit_flip_is_refused_or_changes_nothing(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    original = {"w": tg.arange(4.0), "epoch": 3, "name": "x"}
+    tg.save(original, path)
     data = path.read_bytes()
+    covered = entry_data_ranges(data)
     for bit in range(8 * len(data)):
         path.write_bytes(flipped(data, bit))
-        with pytest.raises(CheckpointError):
-            tg.load(path)
+        try:
+            back = tg.load(path)
+        except CheckpointError:
+            continue
+        assert not any(bit // 8 in r for r in covered) and same_checkpoint(back, original), bit
 
 
-def test_the_checksum_is_in_the_zip_comment_and_numpy_still_reads_the_file(tmp_path):
-    path = tmp_path / "model.pt"  # any name
-    tg.save({"w": np.arange(3.0)}, path)
-    data = path.read_bytes()
-    with zipfile.ZipFile(path) as archive:
-        assert archive.comment == data[-82:] and archive.comment.startswith(b"tensorgrad-sha256:")
-    assert archive.comment[18:].decode() == hashlib.sha256(data[:-64]).hexdigest()
-    with np.load(path) as archive:
-        np.testing.assert_array_equal(archive["w"], [0, 1, 2])
-    np.testing.assert_array_equal(tg.load(path)["w"], [0, 1, 2])
-
-
-def write_version_1(path, obj_meta_root, arrays, version=1):
-    """A file as tensorgrad wrote it before checksums (format version 1)."""
-    meta = {"format": "tensorgrad.checkpoint", "version": version, "root": obj_meta_root}
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, array in {"__tensorgrad__": np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                            **arrays}.items():  # fmt: skip
-            with archive.open(name + ".npy", "w") as entry:
-                np.lib.format.write_array(entry, array)
-
-
-def test_version_1_files_still_load(tmp_path):
-    path = tmp_path / "old.npz"
-    root = ["dict", [["str", "w", ["array", "w"]], ["str", "epoch", ["int", 4]]]]
-    write_version_1(path, root, {"w": np.arange(3.0)})
-    back = tg.load(path)
-    assert back["epoch"] == 4
-    np.testing.assert_array_equal(back["w"], [0, 1, 2])
-    data = bytearray(path.read_bytes())  # their guarantee is the zip CRC: data flips are seen
-    data[data.index(np.arange(3.0).tobytes()) + 3] ^= 0x10
+def test_a_damaged_storage_names_its_crc(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    tg.save({"w": tg.arange(1000.0)}, path)
+    data = bytearray(path.read_bytes())
+    data[data.index(np.arange(1000.0, dtype=np.float32).tobytes()) + 2001] ^= 0x04
     path.write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match="truncated or corrupt"):
+    with pytest.raises(CheckpointError, match=r"ckpt\.pt: a PyTorch checkpoint, but truncated "
+                       r"or corrupt: Bad CRC-32 for archive/data/0"):  # fmt: skip
         tg.load(path)
 
 
-def test_a_version_2_file_without_its_trailer_is_refused(tmp_path):
-    path = tmp_path / "ckpt.npz"
-    tg.save({"w": np.arange(3.0)}, path)
-    with zipfile.ZipFile(path, "a") as archive:
-        archive.comment = b""  # a tool rewrote the archive and dropped the checksum
-    with pytest.raises(CheckpointError, match="checksum trailer is missing or damaged"):
-        tg.load(path)
-
-
-def test_deeply_nested_metadata_is_a_checkpoint_error(tmp_path):
-    path = tmp_path / "deep.npz"
-    # json.dumps itself would recurse: build the text by hand
-    text = '{"format": "tensorgrad.checkpoint", "version": 1, "root": '
-    text += '["list", [' * 100_000 + '["none"]' + "]]" * 100_000 + "}"
-    with zipfile.ZipFile(path, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
-        np.lib.format.write_array(f, np.frombuffer(text.encode(), dtype=np.uint8))
-    with pytest.raises(CheckpointError, match="nested too deeply"):
-        tg.load(path)
-    moderate = tmp_path / "moderate.npz"  # deep enough for _decode, not for json
-    text = '{"format": "tensorgrad.checkpoint", "version": 1, "root": '
-    text += '["list", [' * 300 + '["none"]' + "]]" * 300 + "}"
-    with zipfile.ZipFile(moderate, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
-        np.lib.format.write_array(f, np.frombuffer(text.encode(), dtype=np.uint8))
-    with pytest.raises(CheckpointError, match="nested more than 200 levels"):
-        tg.load(moderate)
-
-
-def test_saving_a_structure_that_contains_itself_is_a_clear_error(tmp_path):
-    loop: list = []
+def test_a_structure_that_contains_itself_round_trips(tmp_path):
+    """Pickle keeps identity, as PyTorch's files do: a list inside itself, one tensor twice."""
+    loop: list = [1]
     loop.append(loop)
-    with pytest.raises(ValueError, match="nested more than 200 levels deep.*contain itself"):
-        tg.save({"a": loop}, tmp_path / "x.npz")
+    shared = tg.ones(2)
+    tg.save({"a": loop, "x": shared, "y": shared}, tmp_path / "x.pt")
+    back = tg.load(tmp_path / "x.pt")
+    assert back["a"][1] is back["a"] and back["a"][0] == 1
+    assert back["x"] is back["y"]
+
+
+def test_saving_a_structure_nested_too_deeply_is_a_clear_error(tmp_path):
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested too deeply"):
+        tg.save(deep, tmp_path / "x.pt")
     assert os.listdir(tmp_path) == []
-
-
-def test_newer_version_names_the_file_and_the_versions(tmp_path):
-    path = tmp_path / "future.npz"
-    write_version_1(path, ["none"], {}, version=4)
-    with pytest.raises(
-        CheckpointError, match=r"future\.npz: .*version 4, newer .*versions 1, 2, 3"
-    ):
-        tg.load(path)
 
 
 def test_saving_into_a_missing_directory_names_the_target(tmp_path):
@@ -333,39 +329,16 @@ def test_stale_temporaries_of_killed_processes_are_removed_and_never_loaded(tmp_
     path = tmp_path / "ckpt.npz"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    stale = tmp_path / f".ckpt.npz.{ser._host()}-{dead}-0123456789ab.tmp"
+    stale = tmp_path / f".ckpt.npz.{atomic._host()}-{dead}-0123456789ab.tmp"
     stale.write_bytes(b"PK\x03\x04 half a checkpoint")
-    live = tmp_path / f".ckpt.npz.{ser._host()}-{os.getppid()}-0123456789ab.tmp"
+    live = tmp_path / f".ckpt.npz.{atomic._host()}-{os.getppid()}-0123456789ab.tmp"
     live.write_bytes(b"being written by a live process")
-    other = tmp_path / f".other.npz.{ser._host()}-{dead}-0123456789ab.tmp"
+    other = tmp_path / f".other.npz.{atomic._host()}-{dead}-0123456789ab.tmp"
     other.write_bytes(b"another target's")
     with pytest.raises(CheckpointError):
         tg.load(stale)
     tg.save({"epoch": 1}, path)
     assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.npz", live.name, other.name])
-
-
-def test_bad_metadata_is_refused(tmp_path):
-    def write(meta):
-        path = tmp_path / "m.npz"
-        with zipfile.ZipFile(path, "w") as archive, archive.open("__tensorgrad__.npy", "w") as f:
-            np.lib.format.write_array(f, np.frombuffer(meta.encode(), dtype=np.uint8))
-        return path
-
-    with pytest.raises(CheckpointError, match="unknown metadata format"):
-        tg.load(write(json.dumps({"format": "other"})))
-    with pytest.raises(CheckpointError, match="version 99, newer than this tensorgrad reads"):
-        tg.load(write(json.dumps({"format": "tensorgrad.checkpoint", "version": 99})))
-    with pytest.raises(CheckpointError, match="corrupt checkpoint structure"):
-        tg.load(
-            write(
-                json.dumps(
-                    {"format": "tensorgrad.checkpoint", "version": 1, "root": ["array", "gone"]}
-                )
-            )
-        )
-    with pytest.raises(CheckpointError, match="truncated or corrupt"):
-        tg.load(write("{not json"))
 
 
 # --------------------------------------------------------------------- resuming training

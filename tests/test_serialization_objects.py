@@ -8,9 +8,7 @@ from __future__ import annotations
 import collections
 import importlib
 import io
-import json
 import pickle
-import zipfile
 
 import numpy as np
 import pytest
@@ -46,25 +44,18 @@ def _no_leftover_safe_globals():
     tg.serialization.clear_safe_globals()
 
 
-def version_of(data: bytes) -> int:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        raw = np.lib.format.read_array(archive.open("__tensorgrad__.npy"))
-    return json.loads(raw.tobytes())["version"]
-
-
-def test_open_file_objects_round_trip_with_the_checksum():
+def test_open_file_objects_round_trip_with_their_crcs():
     state = {"weights": tg.randn(3, 2), "step": 4}
     buffer = io.BytesIO()
     tg.save(state, buffer)
     data = buffer.getvalue()
-    assert version_of(data) == 2  # nothing pickled: readable by older tensorgrad too
     buffer.seek(0)
     loaded = tg.load(buffer)
     np.testing.assert_array_equal(loaded["weights"].numpy(), state["weights"].numpy())
     assert loaded["step"] == 4
     damaged = bytearray(data)
-    damaged[len(data) // 2] ^= 1
-    with pytest.raises(CheckpointError, match="checksum does not match"):
+    damaged[data.index(state["weights"].numpy().tobytes()) + 5] ^= 1
+    with pytest.raises(CheckpointError, match="<file object>: a PyTorch checkpoint.*Bad CRC-32"):
         tg.load(io.BytesIO(bytes(damaged)))
 
 
@@ -76,10 +67,10 @@ def test_real_files_opened_by_the_program(tmp_path):
     with open(tmp_path / "ckpt.pt") as f, pytest.raises(TypeError, match="binary mode"):
         tg.load(f)
     with (
-        pytest.raises(CheckpointError, match=r"ckpt\.pt: corrupt checkpoint"),
+        pytest.raises(CheckpointError, match=r"ckpt\.pt: not a checkpoint"),
         open(tmp_path / "ckpt.pt", "rb") as f,
     ):
-        f.seek(10)  # read from the middle: the checksum of what is read fails
+        f.seek(10)  # read from the middle: what is read is no checkpoint
         tg.load(f)
 
 
@@ -90,7 +81,6 @@ def test_a_whole_module_loads_with_weights_only_false():
     model.eval()
     buffer = io.BytesIO()
     tg.save(model, buffer)
-    assert version_of(buffer.getvalue()) == 3
     buffer.seek(0)
     again = tg.load(buffer, weights_only=False)
     assert type(again) is nn.Sequential and not again.training

@@ -6,11 +6,16 @@
   small inputs).
 * With ``check_forward_ad=True`` :func:`gradcheck` also checks forward mode: the JVP that
   the ops' JVP rules carry (``tg.autograd.forward_ad``) along the same directions (or, in
-  ``mode="jacobian"``, each Jacobian column) against the same central differences.
-  ``check_backward_ad=False`` leaves reverse mode out; ``check_undefined_grad`` checks that
-  a zero upstream gradient gives zero gradients (PyTorch's "undefined output grads").
-* :func:`gradgradcheck` checks second derivatives the same way: the gradient function,
-  recorded with ``create_graph=True``, is itself put through :func:`gradcheck`.
+  ``mode="jacobian"``, each Jacobian column) against the same central differences. The
+  rest of PyTorch's switches have its names, defaults and meaning: ``check_backward_ad``,
+  ``check_undefined_grad`` (outputs without a gradient, inputs without a tangent),
+  ``check_batched_grad`` and ``check_batched_forward_grad`` (``vmap`` of the VJPs or JVPs
+  against a loop, through ``tg.func``), ``nondet_tol``, ``check_grad_dtypes``,
+  ``fast_mode`` (the directional check) and ``masked``.
+* :func:`gradgradcheck` checks second derivatives the same way: the gradient function
+  ``(inputs, grad_outputs) ↦ vjp``, recorded with ``create_graph=True``, is itself put
+  through :func:`gradcheck`, in reverse mode (``check_rev_over_rev``) and, if asked, in
+  forward mode (``check_fwd_over_rev``).
 * :func:`gradcheck_module` checks a module's parameters (perturbed in place, restored exactly).
 
 A non-scalar output ``out`` is reduced to ``f = sum(out * W)`` with fixed random weights
@@ -111,8 +116,9 @@ class GradcheckReport:
         return "\n".join(lines)
 
 
-class GradcheckError(AssertionError):
-    """A gradient check failed; ``report`` says where and by how much."""
+class GradcheckError(RuntimeError):
+    """A gradient check failed; ``report`` says which check, where and by how much (a
+    ``RuntimeError``, as PyTorch's ``torch.autograd.gradcheck.GradcheckError``)."""
 
     def __init__(self, report: GradcheckReport) -> None:
         super().__init__(str(report))
@@ -128,6 +134,7 @@ class _Slot:
     tensor: Tensor
     base: np.ndarray
     work: np.ndarray  #: the array installed in ``tensor``; perturbations are written into it
+    position: int | None = None  #: its place among ``fn``'s arguments (None: a parameter)
 
 
 class _Problem:
@@ -150,12 +157,15 @@ class _Problem:
             if isinstance(value, Tensor) and value.requires_grad:
                 if value.dtype != np.float64:
                     low_precision.append(f"input {i} is {value.dtype}")
-                work = value._data.astype(np.float64, copy=True)
+                work = _working_copy(value._data)
                 tensor = Tensor(work, requires_grad=True)
-                self.slots.append(_Slot(f"input {i}", tensor, work.copy(), work))
+                self.slots.append(_Slot(f"input {i}", tensor, work.copy(), work, i))
                 self.args.append(tensor)
             else:
                 self.args.append(value)
+        #: whether a gradient's dtype must be its input's (``check_grad_dtypes``); its shape
+        #: always must
+        self.check_grad_dtypes = True
         self._params: list[tuple[Tensor, np.ndarray, int, _Slot]] = []
         seen: set[int] = set()
         for name, p in params:
@@ -190,9 +200,14 @@ class _Problem:
             p.data = original
             p._versions.tick = version
 
-    def evaluate(self) -> list[Tensor]:
+    def evaluate(self, replaced: Mapping[int, Tensor] | None = None) -> list[Tensor]:
+        """``fn``'s outputs as a list; ``replaced`` puts other tensors in place of some
+        checked inputs (by slot number), as the batched checks' transforms need."""
+        args = list(self.args)
+        for k, tensor in (replaced or {}).items():
+            args[self.slots[k].position] = tensor
         with enable_grad():
-            result = self.fn(*self.args)
+            result = self.fn(*args)
         outputs = [result] if isinstance(result, Tensor) else result
         if not isinstance(outputs, (list, tuple)) or not all(
             isinstance(o, Tensor) for o in outputs
@@ -267,18 +282,35 @@ class _Problem:
             if g is None:
                 result.append(zero)
                 continue
-            if g.shape != slot.base.shape or g.dtype != slot.work.dtype:
+            if g.shape != slot.base.shape:
                 raise GradcheckError(
                     GradcheckReport(
                         "gradient shape",
                         slot.name,
                         slot.base.shape,
-                        f"the gradient has shape {g.shape} and dtype {g.dtype}, expected "
-                        f"{slot.base.shape} and {slot.work.dtype}",
+                        f"Analytical gradient has incorrect size: shape {g.shape}, expected "
+                        f"{slot.base.shape}",
+                    )
+                )
+            if self.check_grad_dtypes and g.dtype != slot.work.dtype:
+                raise GradcheckError(
+                    GradcheckReport(
+                        "gradient dtype",
+                        slot.name,
+                        slot.base.shape,
+                        f"Gradient has dtype mismatch: {g.dtype}, expected {slot.work.dtype}",
                     )
                 )
             result.append(g._data)
         return result
+
+
+def _working_copy(array: np.ndarray) -> np.ndarray:
+    """A float64 copy of an input; a non-contiguous input gets a non-contiguous copy (a
+    strided view of a larger buffer), so that ``fn`` sees the layout it was given."""
+    if array.ndim == 0 or array.size == 0 or array.flags.c_contiguous:
+        return array.astype(np.float64, copy=True)
+    return _noncontiguous(array.astype(np.float64))
 
 
 def _named(params: Any) -> list[tuple[str, Tensor]]:
@@ -332,53 +364,115 @@ def _fail(report: GradcheckReport, raise_exception: bool) -> bool:
 
 
 # --------------------------------------------------------------------------- gradcheck
+@dataclass(frozen=True)
+class _Checks:
+    """Which checks a :func:`gradcheck` call runs (PyTorch's switches)."""
+
+    backward_ad: bool = True
+    forward_ad: bool = False
+    undefined_grad: bool = True
+    grad_dtypes: bool = False
+    batched_grad: bool = False
+    batched_forward_grad: bool = False
+    nondet_tol: float = 0.0
+
+
 def gradcheck(
-    fn: Callable[..., Tensor | Sequence[Tensor]],
+    func: Callable[..., Tensor | Sequence[Tensor]],
     inputs: Tensor | Sequence[Any],
     *,
-    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
-    mode: str = "directional",
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-4,
-    seed: int = 0,
-    n_directions: int = 1,
     raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
     check_forward_ad: bool = False,
     check_backward_ad: bool = True,
-    check_undefined_grad: bool = True,
+    fast_mode: bool | None = None,
+    masked: bool | None = None,
+    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
+    mode: str | None = None,
+    seed: int = 0,
+    n_directions: int = 1,
 ) -> bool:
-    """Compare the analytic gradients of ``fn`` with central finite differences in float64.
+    """Compare the analytic gradients of ``func`` with central finite differences in float64.
 
-    ``fn(*inputs)`` returns a Tensor or a sequence of Tensors. The inputs that require grad,
-    and ``params`` (tensors ``fn`` uses without taking them as arguments: a list, a mapping
-    name → tensor, or a module), are checked; float32 ones are checked as float64 copies,
-    with a :class:`GradcheckWarning`. ``mode="directional"`` compares ``δᵀ∇f`` with
-    ``(f(θ+εδ) − f(θ−εδ)) / 2ε`` for ``n_directions`` seeded random unit directions δ;
-    ``mode="jacobian"`` compares the whole Jacobian (for small inputs only). A pair agrees
-    when ``|analytic − numeric| <= atol + rtol·|numeric|``.
+    ``func(*inputs)`` returns a Tensor or a sequence of Tensors. The inputs that require
+    grad, and ``params`` (tensors ``func`` uses without taking them as arguments: a list, a
+    mapping name → tensor, or a module), are checked; float32 ones are checked as float64
+    copies, with a :class:`GradcheckWarning`. ``mode="directional"`` (the default) compares
+    ``δᵀ∇f`` with ``(f(θ+εδ) − f(θ−εδ)) / 2ε`` for ``n_directions`` seeded random unit
+    directions δ, where ``f = sum(out * W)`` with random weights W: that is PyTorch's fast
+    mode (``vᵀJu`` for random u and v), so ``fast_mode=True`` means ``mode="directional"``
+    and ``fast_mode=False`` means ``mode="jacobian"``, the whole Jacobian entry by entry
+    (PyTorch's slow mode, for small inputs); left None, ``mode`` decides. A pair agrees when
+    ``|analytic − numeric| <= atol + rtol·|numeric|``.
 
-    ``check_forward_ad`` also compares forward mode's ``J·δ`` (each op's JVP rule, in a
-    dual level) with the same differences, output by output; ``check_backward_ad=False``
-    skips reverse mode; ``check_undefined_grad`` checks that a zero upstream gradient gives
-    zero gradients (as PyTorch's, whose names and defaults these three are).
+    PyTorch's switches, with its names, defaults and meaning:
 
-    Returns True when all agree; otherwise raises :class:`GradcheckError` (whose ``report``
-    names the input and its worst entries), or returns False if ``raise_exception`` is False.
+    * ``check_backward_ad`` (True): reverse mode against the differences; with it, always,
+      a zero upstream gradient must give exactly zero gradients ("backward not multiplied
+      by grad_output").
+    * ``check_forward_ad`` (False): forward mode's ``J·δ`` (each op's JVP rule, a custom
+      Function's ``jvp``, in a dual level) against the same differences, output by output.
+    * ``check_undefined_grad`` (True): backward with no gradient for one of several outputs
+      (and zeros for the rest) must give zero gradients, not an error or NaN; with forward
+      mode, an input with no tangent must give the tangents a zero tangent gives.
+    * ``check_batched_grad`` (False): ``vmap`` of the VJP over a batch of upstream gradients
+      equals a loop of VJPs, output by output; ``check_batched_forward_grad`` (False): ``vmap``
+      of the JVP over a batch of tangents equals a loop, input by input. Both are taken with
+      respect to the inputs (``params`` are held as constants there).
+    * ``check_grad_dtypes`` (False): each gradient (and tangent) has its tensor's dtype.
+    * ``nondet_tol`` (0.0): backward runs twice on the same graph; the two results may differ
+      by at most this much.
+    * ``masked``: PyTorch's switch for the unspecified elements of sparse tensors; tensorgrad's
+      tensors are all dense, so it changes nothing (accepted for PyTorch's code).
+
+    Returns True when all agree; otherwise raises :class:`GradcheckError` (a RuntimeError,
+    whose ``report`` names the check, the input or output and the worst entries), or returns
+    False if ``raise_exception`` is False. Errors the function itself raises (a custom
+    Function without ``jvp`` under forward mode: NotImplementedError) propagate, as in PyTorch.
     """
+    if masked is not None and not isinstance(masked, bool):
+        raise TypeError(f"gradcheck: masked must be a bool or None, got {masked!r}")
+    checks = _Checks(
+        backward_ad=check_backward_ad,
+        forward_ad=check_forward_ad,
+        undefined_grad=check_undefined_grad,
+        grad_dtypes=check_grad_dtypes,
+        batched_grad=check_batched_grad,
+        batched_forward_grad=check_batched_forward_grad,
+        nondet_tol=nondet_tol,
+    )
     return _gradcheck(
-        fn,
+        func,
         inputs,
         _named(params),
-        mode,
+        _mode(mode, fast_mode),
         eps,
         atol,
         rtol,
         seed,
         n_directions,
         raise_exception,
-        modes=(check_backward_ad, check_forward_ad, check_undefined_grad),
+        checks,
     )
+
+
+def _mode(mode: str | None, fast_mode: bool | None) -> str:
+    """``mode`` from ``mode`` and PyTorch's ``fast_mode`` (which must agree when both are given)."""
+    if fast_mode is not None and not isinstance(fast_mode, bool):
+        raise TypeError(f"gradcheck: fast_mode must be a bool or None, got {fast_mode!r}")
+    implied = None if fast_mode is None else ("directional" if fast_mode else "jacobian")
+    if mode is not None and implied is not None and mode != implied:
+        raise ValueError(
+            f"gradcheck: fast_mode={fast_mode} means mode={implied!r}, but mode={mode!r} was given"
+        )
+    return mode or implied or "directional"
 
 
 def _gradcheck(
@@ -392,54 +486,85 @@ def _gradcheck(
     seed: int,
     n_directions: int,
     raise_exception: bool,
-    modes: tuple[bool, bool, bool] = (True, False, False),
+    checks: _Checks,
 ) -> bool:
-    backward_ad, forward_mode, undefined_grad = modes
-    if not (backward_ad or forward_mode):
+    if not (checks.backward_ad or checks.forward_ad):
         raise ValueError(
             "gradcheck: Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
+    if checks.batched_grad and not checks.backward_ad:
+        raise ValueError(
+            "gradcheck: Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
+    if checks.batched_forward_grad and not checks.forward_ad:
+        raise ValueError(
+            "gradcheck: Setting check_batched_forward_grad=True requires check_forward_ad to "
+            "be True"
         )
     if mode not in ("directional", "jacobian"):
         raise ValueError(f"gradcheck: mode must be 'directional' or 'jacobian', got {mode!r}")
     if eps <= 0:
         raise ValueError(f"gradcheck: eps must be positive, got {eps}")
+    if not checks.nondet_tol >= 0:
+        raise ValueError(f"gradcheck: nondet_tol must be at least 0, got {checks.nondet_tol}")
     if mode == "directional" and (isinstance(n_directions, bool) or n_directions < 1):
         raise ValueError(
             f"gradcheck: n_directions must be at least 1, got {n_directions!r}: a check along "
             "no direction checks nothing"
         )
     problem = _Problem(fn, inputs, params, "gradcheck")
+    problem.check_grad_dtypes = checks.grad_dtypes
+    tol = checks.nondet_tol
     with problem:
         try:
             report = None
-            if backward_ad:
+            if checks.backward_ad:
                 if mode == "jacobian":
-                    report = _jacobian_check(problem, eps, atol, rtol, seed)
+                    report = _jacobian_check(problem, eps, atol, rtol, seed, tol)
                 else:
-                    report = _directional_check(problem, eps, atol, rtol, seed, n_directions)
-            if report is None and backward_ad and undefined_grad:
-                report = _undefined_grad_check(problem)
-            if report is None and forward_mode:
+                    report = _directional_check(problem, eps, atol, rtol, seed, n_directions, tol)
+            if report is None and checks.forward_ad:
                 if mode == "jacobian":
                     report = _forward_jacobian_check(problem, eps, atol, rtol)
                 else:
                     report = _forward_directional_check(
                         problem, eps, atol, rtol, seed, n_directions
                     )
+                if report is None and checks.undefined_grad:
+                    report = _undefined_tangent_check(problem, seed)
+            if report is None and checks.batched_forward_grad:
+                report = _batched_forward_grad_check(problem, seed)
+            if report is None and checks.backward_ad:
+                if checks.batched_grad:
+                    report = _batched_grad_check(problem, seed)
+                if report is None:
+                    report = _zero_grad_output_check(problem)
+                if report is None and checks.undefined_grad:
+                    report = _undefined_grad_check(problem)
         except GradcheckError as exc:
             report = exc.report
     return True if report is None else _fail(report, raise_exception)
 
 
 def _directional_check(
-    problem: _Problem, eps: float, atol: float, rtol: float, seed: int, n_directions: int
+    problem: _Problem,
+    eps: float,
+    atol: float,
+    rtol: float,
+    seed: int,
+    n_directions: int,
+    nondet_tol: float = 0.0,
 ) -> GradcheckReport | None:
     rng = np.random.default_rng(seed)
     outputs = problem.evaluate()
     _warn_low_precision_outputs(outputs)
     weights = _weights(rng, outputs)
-    grads = problem.gradients(outputs, weights)
+    grads = problem.gradients(outputs, weights, retain_graph=True)
+    again = problem.gradients(outputs, weights)
     del outputs
+    report = _reentrant(problem, grads, again, nondet_tol)
+    if report is not None:
+        return report
     for _ in range(n_directions):
         deltas = [rng.standard_normal(s.base.shape) for s in problem.slots]
         norm = math.sqrt(sum(float(np.sum(d * d)) for d in deltas))
@@ -499,8 +624,40 @@ def _diagnose(
     return GradcheckReport("directional", slot.name, slot.base.shape, summary, a_i, n_i, worst)
 
 
+def _reentrant(
+    problem: _Problem,
+    first: Sequence[np.ndarray],
+    second: Sequence[np.ndarray],
+    nondet_tol: float,
+) -> GradcheckReport | None:
+    """PyTorch's reentrancy check: backward run twice on one graph with the same upstream
+    gradient must give the same gradients, to within ``nondet_tol``."""
+    for slot, a, b in zip(problem.slots, first, second, strict=True):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if a.size == 0:
+            continue
+        diff = np.abs(a - b)
+        worst = float(np.max(np.where(np.isnan(diff), np.inf, diff)))
+        if worst > nondet_tol:
+            return GradcheckReport(
+                "reentrant backward",
+                slot.name,
+                slot.base.shape,
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values (by up to "
+                f"{worst:.3g}); the tolerance for nondeterminism was {nondet_tol} (nondet_tol)",
+                worst=_worst(a, b, nondet_tol, 0.0, reference="second run"),
+            )
+    return None
+
+
 def _jacobian_check(
-    problem: _Problem, eps: float, atol: float, rtol: float, seed: int
+    problem: _Problem,
+    eps: float,
+    atol: float,
+    rtol: float,
+    seed: int,
+    nondet_tol: float = 0.0,
 ) -> GradcheckReport | None:
     outputs = problem.evaluate()
     _warn_low_precision_outputs(outputs)
@@ -518,18 +675,25 @@ def _jacobian_check(
         for k, o in enumerate(outputs)
         for r in range(o.size)
     ]
-    # analytic: one backward per output element, with a one-hot upstream gradient
-    analytic = [np.zeros((n_out, s.base.size)) for s in problem.slots]
-    row = 0
-    for k, o in enumerate(outputs):
-        for r in range(o.size):
-            weights = [np.zeros(p.shape) for p in outputs]
-            weights[k].flat[r] = 1.0
-            grads = problem.gradients(outputs, weights, retain_graph=True)
-            for jac, g in zip(analytic, grads, strict=True):
-                jac[row] = np.ravel(g)
-            row += 1
+    # analytic: one backward per output element, with a one-hot upstream gradient; twice,
+    # for the reentrancy check
+    runs = []
+    for _ in range(2):
+        analytic = [np.zeros((n_out, s.base.size)) for s in problem.slots]
+        row = 0
+        for k, o in enumerate(outputs):
+            for r in range(o.size):
+                weights = [np.zeros(p.shape) for p in outputs]
+                weights[k].flat[r] = 1.0
+                grads = problem.gradients(outputs, weights, retain_graph=True)
+                for jac, g in zip(analytic, grads, strict=True):
+                    jac[row] = np.ravel(g)
+                row += 1
+        runs.append(analytic)
     del outputs
+    report = _reentrant(problem, runs[0], runs[1], nondet_tol)
+    if report is not None:
+        return report
     # numeric: one central difference per input element
     n = len(problem.slots)
     for i, slot in enumerate(problem.slots):
@@ -658,24 +822,231 @@ def _forward_jacobian_check(
     return None
 
 
-def _undefined_grad_check(problem: _Problem) -> GradcheckReport | None:
-    """A zero upstream gradient (PyTorch's undefined output grad) must give zero
-    gradients: a backward that ignores its incoming gradient fails here."""
+def _zero_grad_output_check(problem: _Problem) -> GradcheckReport | None:
+    """A zero upstream gradient for every output must give exactly zero gradients (PyTorch
+    runs this with every backward check): a backward that ignores its incoming gradient, or
+    turns 0 · inf into NaN, fails here."""
     outputs = problem.evaluate()
     zeros = [np.zeros(o.shape) for o in outputs]
     grads = problem.gradients(outputs, zeros)
     for slot, g in zip(problem.slots, grads, strict=True):
         g = np.asarray(g, dtype=np.float64)
         if np.any(g != 0):
-            worst = _worst(g, np.zeros_like(g), 0.0, 0.0)
             return GradcheckReport(
-                "undefined grad",
+                "zero grad_output",
                 slot.name,
                 slot.base.shape,
-                "a zero gradient of every output gives a nonzero gradient for this input: "
-                "backward must treat a zero (undefined) upstream gradient as zero",
-                worst=worst,
+                "backward not multiplied by grad_output: a zero gradient of every output gives "
+                "a nonzero (or NaN) gradient for this input",
+                worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
             )
+    return None
+
+
+def _undefined_grad_check(problem: _Problem) -> GradcheckReport | None:
+    """PyTorch's undefined output grads: with several differentiable outputs, backward with
+    no gradient for one of them (zeros for the others) must run and give zero gradients. A
+    custom Function receives zeros for that output, or None after
+    ``ctx.set_materialize_grads(False)``; either way it must not raise or give NaN."""
+    outputs = [o for o in problem.evaluate() if o.requires_grad]
+    if len(outputs) < 2:
+        return None  # one output without a gradient: backward does not run at all
+    for k in range(len(outputs)):
+        kept = [o for j, o in enumerate(outputs) if j != k]
+        label = _output_labels([o.shape for o in outputs])[k]
+        try:
+            grads = problem.gradients(kept, [np.zeros(o.shape) for o in kept], retain_graph=True)
+        except GradcheckError:
+            raise
+        except Exception as exc:
+            raise GradcheckError(
+                GradcheckReport(
+                    "undefined grad",
+                    label,
+                    outputs[k].shape,
+                    "Expected backward function to handle undefined output grads: backward "
+                    f"with no gradient for {label} (zeros for the others) raised "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            ) from exc
+        for slot, g in zip(problem.slots, grads, strict=True):
+            g = np.asarray(g, dtype=np.float64)
+            if np.any(g != 0):
+                return GradcheckReport(
+                    "undefined grad",
+                    slot.name,
+                    slot.base.shape,
+                    "Expected all input grads to be undefined or zero when all output grads "
+                    f"are undefined or zero: with no gradient for {label} and zeros for the "
+                    "other outputs, this input's gradient is nonzero (or NaN)",
+                    worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
+                )
+    return None
+
+
+def _undefined_tangent_check(problem: _Problem, seed: int) -> GradcheckReport | None:
+    """PyTorch's undefined tangents: an input without a tangent must give the outputs the
+    tangents a zero tangent gives (the others carrying random ones); a ``jvp`` that fails on
+    its None tangent fails here."""
+    rng = np.random.default_rng(seed + 3)
+    directions = [rng.standard_normal(s.base.shape) for s in problem.slots]
+    for i, slot in enumerate(problem.slots):
+        zero = [
+            np.zeros(s.base.shape) if j == i else d
+            for j, (s, d) in enumerate(zip(problem.slots, directions, strict=True))
+        ]
+        absent = [None if j == i else d for j, d in enumerate(directions)]
+        expected = problem.jvps(zero)
+        try:
+            got = problem.jvps(absent)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            raise GradcheckError(
+                GradcheckReport(
+                    "undefined tangent",
+                    slot.name,
+                    slot.base.shape,
+                    f"forward mode with no tangent for {slot.name} (random ones for the other "
+                    f"inputs) raised {type(exc).__name__}: {exc}",
+                )
+            ) from exc
+        labels = _output_labels([e.shape for e in expected])
+        for label, e, g in zip(labels, expected, got, strict=True):
+            if not np.allclose(g, e, equal_nan=True):
+                return GradcheckReport(
+                    "undefined tangent",
+                    slot.name,
+                    slot.base.shape,
+                    f"Mismatch in tangent values for {label} when {slot.name} has an undefined "
+                    "tangent value: they differ from the tangents a zero tangent gives",
+                    worst=_worst(g, e, 1e-8, 1e-5, reference="zero-tangent"),
+                )
+    return None
+
+
+#: how many upstream gradients (or tangents) the batched checks stack, as PyTorch's
+_BATCH = 2
+
+
+def _input_slots(problem: _Problem) -> list[int]:
+    return [k for k, s in enumerate(problem.slots) if s.position is not None and s.base.size]
+
+
+def _batched_failure(kind: str, where: str, shape: tuple, exc: Exception) -> GradcheckError:
+    what = "VJPs" if kind == "batched grad" else "JVPs"
+    return GradcheckError(
+        GradcheckReport(
+            kind,
+            where,
+            shape,
+            f"While computing batched gradients (vmap of the {what}), got "
+            f"{type(exc).__name__}: {exc}; the vmap of this function does not batch right",
+        )
+    )
+
+
+def _batched_mismatch(
+    kind: str, output: str, slot: _Slot, result: np.ndarray, expected: np.ndarray
+) -> GradcheckReport | None:
+    if np.allclose(result, expected, equal_nan=True):  # PyTorch's torch.allclose defaults
+        return None
+    what = (
+        "VJPs over a batch of output gradients"
+        if kind == "batched grad"
+        else ("JVPs over a batch of tangents")
+    )
+    return GradcheckReport(
+        kind,
+        slot.name,
+        slot.base.shape,
+        f"For {output} and {slot.name}: vmap of the {what} differs from a loop of them "
+        f"(max abs difference {float(np.nanmax(np.abs(result - expected))):.3g}); the worst "
+        "entries are [sample, *index]",
+        worst=_worst(result, expected, 1e-8, 1e-5, reference="loop"),
+    )
+
+
+def _batched_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
+    """PyTorch's ``check_batched_grad``: for each output, ``vmap`` of ``vjp`` over a stack of
+    random upstream gradients equals the VJPs taken one by one."""
+    from tensorgrad.core.functions import stack
+    from tensorgrad.func import vjp, vmap
+
+    slots = _input_slots(problem)
+    if not slots:
+        return None
+    rng = np.random.default_rng(seed + 4)
+    outputs = problem.evaluate()
+    labels = _output_labels([o.shape for o in outputs])
+    for k, out in enumerate(outputs):
+        if not out.requires_grad or out.dtype.kind != "f":
+            continue
+
+        def output_k(*values: Tensor, k: int = k) -> Tensor:
+            return problem.evaluate(dict(zip(slots, values, strict=True)))[k]
+
+        def vjp_of(v: Tensor, output_k: Callable = output_k) -> tuple:
+            return vjp(output_k, *(problem.slots[s].tensor for s in slots))[1](v)
+
+        cotangents = [
+            Tensor(rng.standard_normal(out.shape).astype(out.dtype)) for _ in range(_BATCH)
+        ]
+        expected = [vjp_of(v) for v in cotangents]
+        try:
+            result = vmap(vjp_of)(stack(cotangents))
+        except (RuntimeError, ValueError, TypeError) as exc:
+            raise _batched_failure("batched grad", labels[k], out.shape, exc) from exc
+        for j, s in enumerate(slots):
+            loop = np.stack([np.asarray(e[j]._data, dtype=np.float64) for e in expected])
+            report = _batched_mismatch(
+                "batched grad",
+                labels[k],
+                problem.slots[s],
+                np.asarray(result[j]._data, dtype=np.float64),
+                loop,
+            )
+            if report is not None:
+                return report
+    return None
+
+
+def _batched_forward_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
+    """PyTorch's ``check_batched_forward_grad``: for each input, ``vmap`` of ``jvp`` over a
+    stack of random tangents equals the JVPs taken one by one."""
+    from tensorgrad.core.functions import stack
+    from tensorgrad.func import jvp, vmap
+
+    rng = np.random.default_rng(seed + 5)
+    for s in _input_slots(problem):
+        slot = problem.slots[s]
+
+        def outputs_of(value: Tensor, s: int = s) -> tuple:
+            return tuple(problem.evaluate({s: value}))
+
+        def jvp_of(t: Tensor, slot: _Slot = slot, outputs_of: Callable = outputs_of) -> tuple:
+            return jvp(outputs_of, (slot.tensor,), (t,))[1]
+
+        tangents = [Tensor(rng.standard_normal(slot.base.shape)) for _ in range(_BATCH)]
+        expected = [jvp_of(t) for t in tangents]
+        labels = _output_labels([e.shape for e in expected[0]])
+        try:
+            result = vmap(jvp_of)(stack(tangents))
+        except (RuntimeError, ValueError, TypeError) as exc:
+            if isinstance(exc, NotImplementedError):
+                raise
+            raise _batched_failure("batched forward grad", slot.name, slot.base.shape, exc) from exc
+        for k, label in enumerate(labels):
+            loop = np.stack([np.asarray(e[k]._data, dtype=np.float64) for e in expected])
+            report = _batched_mismatch(
+                "batched forward grad",
+                label,
+                slot,
+                np.asarray(result[k]._data, dtype=np.float64),
+                loop,
+            )
+            if report is not None:
+                return report
     return None
 
 
@@ -692,43 +1063,99 @@ def _warn_low_precision_outputs(outputs: Sequence[Tensor]) -> None:
 
 # --------------------------------------------------------------------------- second order
 def gradgradcheck(
-    fn: Callable[..., Tensor | Sequence[Tensor]],
+    func: Callable[..., Tensor | Sequence[Tensor]],
     inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     *,
-    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
-    mode: str = "directional",
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-4,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool | None = None,
+    masked: bool = False,
+    params: Iterable[Tensor] | Mapping[str, Tensor] | Any = None,
+    mode: str | None = None,
     seed: int = 0,
     n_directions: int = 1,
-    raise_exception: bool = True,
 ) -> bool:
-    """Check second derivatives: :func:`gradcheck` of the gradient of ``sum(fn(...) * W)``.
+    """Check second derivatives, as PyTorch's: :func:`gradcheck` of the function
+    ``(inputs, grad_outputs) ↦ vjp(func, inputs)(grad_outputs)``, the gradient recorded with
+    ``create_graph=True`` so that its own derivatives come from the VJPs run on Tensors.
 
-    The gradient is computed with ``tg.grad(..., create_graph=True)``, so its own gradient
-    comes from the VJPs run on Tensors. A gradient that does not depend on the inputs (a
-    linear ``fn``) counts as a zero second derivative and must match zero differences.
+    ``grad_outputs`` are the upstream gradients of ``func``'s differentiable outputs; left
+    None they are drawn uniformly from [-1, 1] in float64 (seeded by ``seed``) and require
+    grad, so the check covers the derivative with respect to them too, as PyTorch's does;
+    ``gen_non_contig_grad_outputs=True`` draws them non-contiguous. ``check_rev_over_rev``
+    (True) differentiates the gradient in reverse mode (reverse over reverse);
+    ``check_fwd_over_rev`` (False) in forward mode: the JVP of the VJP against the
+    differences (forward over reverse). ``check_batched_grad`` (needs ``check_rev_over_rev``)
+    checks ``vmap`` of the second-order VJPs against a loop; the other options are
+    :func:`gradcheck`'s. A gradient that does not depend on the inputs (a linear ``func``)
+    counts as a zero second derivative and must match zero differences.
     """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise ValueError(
+            "gradgradcheck: Expected at least one of check_fwd_over_rev or check_rev_over_rev "
+            "to be True"
+        )
+    if check_undefined_grad and not check_rev_over_rev:
+        raise ValueError(
+            "gradgradcheck: Setting check_undefined_grad=True requires check_rev_over_rev to "
+            "be True"
+        )
+    if check_batched_grad and not check_rev_over_rev:
+        raise ValueError(
+            "gradgradcheck: Setting check_batched_grad=True requires check_rev_over_rev to be True"
+        )
+    if not isinstance(masked, bool):
+        raise TypeError(f"gradgradcheck: masked must be a bool, got {masked!r}")
+    tupled = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     named = _named(params)
     param_tensors = [p for _, p in named]
-    rng = np.random.default_rng(seed + 1)
-    weights: list[np.ndarray] = []
+    if grad_outputs is None:
+        with enable_grad():
+            first = func(*tupled)
+        first = [first] if isinstance(first, Tensor) else list(first)
+        rng = np.random.default_rng(seed + 1)
+        grad_outputs = [
+            Tensor(
+                _noncontiguous(rng.uniform(-1.0, 1.0, o.shape))
+                if gen_non_contig_grad_outputs
+                else rng.uniform(-1.0, 1.0, o.shape),
+                requires_grad=True,
+            )
+            for o in first
+            if isinstance(o, Tensor) and o.requires_grad
+        ]
+    else:
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    n_in = len(tupled)
 
     def gradient(*args: Any) -> list[Tensor]:
-        result = fn(*args)
+        result = func(*args[:n_in])
         outputs = [result] if isinstance(result, Tensor) else list(result)
-        if not weights:
-            weights.extend(_weights(rng, outputs))
-        wrt = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        outputs = [o for o in outputs if isinstance(o, Tensor) and o.requires_grad]
+        if len(outputs) != len(grad_outputs):
+            raise ValueError(
+                f"gradgradcheck: {len(grad_outputs)} grad_outputs for {len(outputs)} "
+                "differentiable outputs"
+            )
+        wrt = [a for a in args[:n_in] if isinstance(a, Tensor) and a.requires_grad]
         wrt += [p for p in param_tensors if p.requires_grad]
-        used = [(o, w) for o, w in zip(outputs, weights, strict=True) if o.requires_grad]
+        used = [(o, g) for o, g in zip(outputs, args[n_in:], strict=True) if g is not None]
         grads: Sequence[Tensor | None] = [None] * len(wrt)
         if used:
             grads = _grad(
                 [o for o, _ in used],
                 wrt,
-                grad_outputs=[Tensor(w.astype(o.dtype)) for o, w in used],
+                grad_outputs=[g for _, g in used],
                 create_graph=True,
                 allow_unused=True,
             )
@@ -736,11 +1163,44 @@ def gradgradcheck(
             Tensor(np.zeros(t.shape)) if g is None else g for g, t in zip(grads, wrt, strict=True)
         ]
 
+    checks = _Checks(
+        backward_ad=check_rev_over_rev,
+        forward_ad=check_fwd_over_rev,
+        undefined_grad=check_undefined_grad,
+        grad_dtypes=check_grad_dtypes,
+        batched_grad=check_batched_grad,
+        nondet_tol=nondet_tol,
+    )
     try:
-        return _gradcheck(gradient, inputs, named, mode, eps, atol, rtol, seed, n_directions, True)
+        return _gradcheck(
+            gradient,
+            [*tupled, *grad_outputs],
+            named,
+            _mode(mode, fast_mode),
+            eps,
+            atol,
+            rtol,
+            seed,
+            n_directions,
+            True,
+            checks,
+        )
     except GradcheckError as exc:
-        exc.report.check = f"second derivative, {exc.report.check}"
-        return _fail(exc.report, raise_exception)
+        report = exc.report
+        report.check = f"second derivative, {report.check}"
+        for k in range(len(grad_outputs)):
+            if report.input_name == f"input {n_in + k}":
+                report.input_name = f"grad_outputs[{k}]"
+        return _fail(report, raise_exception)
+
+
+def _noncontiguous(array: np.ndarray) -> np.ndarray:
+    """``array``'s values in a non-contiguous array (every other element of a buffer)."""
+    if array.ndim == 0 or array.size == 0:
+        return array
+    view = np.empty((*array.shape, 2))[..., 0]
+    view[...] = array
+    return view
 
 
 def gradcheck_module(

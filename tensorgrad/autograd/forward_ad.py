@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorgrad import array_backend, ops
+from tensorgrad import array_backend, grad_mode, ops
 from tensorgrad.core import engine, forward
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.tensor import Tensor
@@ -91,8 +91,12 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
             f"while the given forward gradient is of size {list(t.shape)}."
         )
     dual = _alias(tensor)
-    tangent = t if t.dtype == tensor.dtype else t.astype(tensor.dtype)
-    tangent = forward.laid_out_like(tangent, dual._data)
+    if forward.is_recorded(tangent) and grad_mode.is_grad_enabled():
+        # a tangent in a graph stays there: reverse mode differentiates through it
+        tangent = tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype)
+    else:
+        tangent = t if t.dtype == tensor.dtype else t.astype(tensor.dtype)
+        tangent = forward.laid_out_like(tangent, dual._data)
     forward.set_tangent(dual, tangent)
     if dual._node is not None:  # in a graph too: its node keeps the tangent for the VJPs
         forward.keep_on_node(dual._node, tangent)
@@ -110,6 +114,8 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         _check_level(level, "unpack a dual Tensor")
     primal = _alias(tensor)
     tangent = tensor._tangent
+    if forward.is_recorded(tangent):  # in a graph: a view of it, in that graph
+        return UnpackedDualTensor(primal, _alias(tangent))
     if not tangent.flags.writeable:  # a broadcast view: the tensor handed out owns its memory
         tangent = np.array(tangent)
     return UnpackedDualTensor(primal, wrap(tangent))

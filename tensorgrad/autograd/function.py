@@ -107,10 +107,11 @@ class Function:
         ctx = FunctionCtx(needs)
         tangents = forward.tangents_of(args) if forward.state.level else None
         if tangents is not None and cls.jvp is None:
-            raise RuntimeError(
-                f"{cls.__name__}: an input carries a forward-mode tangent, but this custom "
-                "Function does not define jvp(ctx, *tangents): define it (and "
-                "ctx.save_for_forward what it needs) to use it with forward AD"
+            raise NotImplementedError(
+                f"{cls.__name__}: You must implement the jvp function for custom "
+                "autograd.Function to use it with forward mode AD (an input carries a "
+                "forward-mode tangent, but this custom Function does not define "
+                "jvp(ctx, *tangents): define it, and ctx.save_for_forward what it needs)"
             )
         with no_grad(), forward.suspended():
             result = cls.forward(ctx, *args)
@@ -132,8 +133,17 @@ class Function:
 
 def _forward_tangents(cls: type[Function], ctx: FunctionCtx, tangents: list, outputs: list) -> None:
     """Give the outputs the tangents the Function's own ``jvp`` computes from the inputs'."""
-    with forward.suspended():
-        result = cls.jvp(ctx, *(None if t is None else wrap(t) for t in tangents))
+    # where reverse mode may differentiate the tangents, a tensor that requires grad turned
+    # into an array inside jvp would lose its derivative: refused, naming the Function
+    guard = cls.__name__ if grad_state.enabled else ""
+    previous, forward.state.recorded_rule = forward.state.recorded_rule, guard
+    try:
+        with forward.suspended():
+            result = cls.jvp(
+                ctx, *(t if t is None or forward.is_recorded(t) else wrap(t) for t in tangents)
+            )
+    finally:
+        forward.state.recorded_rule = previous
     result = result if isinstance(result, tuple) else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(
@@ -148,6 +158,11 @@ def _forward_tangents(cls: type[Function], ctx: FunctionCtx, tangents: list, out
                 f"{cls.__name__}.jvp returned a tangent of shape {array.shape} for an output of "
                 f"shape {out.shape}"
             )
+        if forward.is_recorded(tangent) and grad_state.enabled:  # reverse mode may differentiate it
+            forward.set_tangent(
+                out, tangent if tangent.dtype == out.dtype else tangent.to(out.dtype)
+            )
+            continue
         forward.set_tangent(out, array.astype(out.dtype, copy=False))
 
 

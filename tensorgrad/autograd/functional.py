@@ -17,9 +17,9 @@ differentiable: tangents are raw arrays, not in any graph), with ``strict=True``
 errors speak of the trick's stages) or inside an open dual level (forward levels do not
 nest) they fall back to PyTorch's trick, so every flag means what it means in PyTorch.
 
-``vectorize=True`` is accepted and gives the same values; tensorgrad has no batched
-backward, so it runs the same loop as ``vectorize=False`` (it still selects PyTorch's rules:
-``strategy="forward-mode"`` requires it, and ``strict`` refuses it).
+``vectorize=True`` computes a reverse-mode Jacobian as PyTorch does: one backward sweep
+vmap-ed over the outputs' unit cotangents (``tg.func.jacrev``'s path), instead of one sweep
+per output element; ``strategy="forward-mode"`` requires it, and ``strict`` refuses it.
 """
 
 from __future__ import annotations
@@ -429,6 +429,19 @@ def jacobian(
                 "Please either set `strict=False` or "
                 "`vectorize=False`."
             )
+        if vectorize and not create_graph:  # one backward sweep vmap-ed over the basis
+            from tensorgrad.func import jacobians
+
+            if jacobians.BATCHED_JACOBIANS:
+                blocks = jacobians.vjp_rows(list(outputs), list(inputs), None, False)
+                result = tuple(
+                    tuple(
+                        b.reshape(tuple(out.shape) + tuple(x.shape))
+                        for b, x in zip(row, inputs, strict=True)
+                    )
+                    for row, out in zip(blocks, outputs, strict=True)
+                )
+                return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
         jacobian_rows: list[tuple] = []
         for i, out in enumerate(outputs):
             rows: list[list[Tensor]] = [[] for _ in inputs]

@@ -2,8 +2,12 @@
 
 =====================  =====================================================================
 ``tensor.py``          the Tensor: attributes, autograd entry points, operators, in place
-``math_methods.py``    pointwise math, arithmetic by name, comparisons, reductions, casts
-``shape_methods.py``   views and reshapes, permutations, joins, splits, indexing
+``math_methods.py``    the math methods' mixin, composed of its families in ``methods/``:
+                       pointwise, arithmetic, comparisons, matrices, reductions, sorting,
+                       casts
+``shape_methods.py``   the shape methods' mixin, composed likewise: views, permutations,
+                       splits, indexing
+``methods/``           the Tensor's methods, a module per family (its ``__init__`` lists them)
 ``numpy_protocol.py``  ``np.exp(t)``, ``ndarray + t``, ``np.sum(t, axis=0)``
 ``args.py``            the naming policy: PyTorch's names, NumPy's spellings accepted
 ``engine.py``          running and recording ops, versions, views, in-place changes

@@ -29,8 +29,12 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import itertools
 import math
+import os
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,6 +45,8 @@ from tensorgrad.core import engine, forward
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.ops.base import normalize_axis, reduction_axes
+from tensorgrad.ops.conv import check_conv
+from tensorgrad.ops.fused_conv import Conv2dRelu, Conv2dReluMaxPool
 
 #: level numbers, one per vmap call (nested calls get larger ones: inner levels come later)
 _level_numbers = itertools.count(1)
@@ -55,9 +61,40 @@ class _State:
     #: how many times each op ran by the per-sample loop (no rule, or a case its rule leaves
     #: out): what docs and tests look at to see that a model batches for real
     looped: collections.Counter = collections.Counter()  # noqa: RUF012
+    #: the ops whose per-sample loop has been warned about (once each, as PyTorch's)
+    warned: set[str] = set()  # noqa: RUF012
 
 
 state = _State()
+
+#: warn (once per op) when an op runs once per sample for want of a batching rule, as
+#: PyTorch's vmap does; ``tensorgrad.core.batching.FALLBACK_WARNINGS = False`` silences it
+FALLBACK_WARNINGS = True
+
+
+def _warn_fallback(name: str) -> None:
+    """Count a per-sample loop of ``name`` and, the first time, say that it is slow."""
+    state.looped[name] += 1
+    if FALLBACK_WARNINGS and name not in state.warned:
+        state.warned.add(name)
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching "
+            f"rule for {name}: vmap runs it once per sample and stacks the results",
+            UserWarning,
+            stacklevel=_callers_level(),
+        )
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _callers_level() -> int:
+    """The stack level of the first frame outside tensorgrad: the user's line that reached
+    the op, for a warning to name."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # --------------------------------------------------------------------------- the tensors
@@ -277,6 +314,10 @@ def map_input(x: Tensor, dim: int, level: int) -> Tensor:
     order = (*range(k), k + d, *(k + i for i in range(r) if i != d))
     if order != tuple(range(k + r)) or x._requires_grad:  # (a leaf stays the outer one's)
         x = _run(ops.Transpose(order), x)
+    if order != tuple(range(k + r)) and not x._data.flags.c_contiguous:
+        # each sample's slice laid out as a sample on its own is (row-major), so that a
+        # reshape is a view where it would be one outside vmap (in-place changes through it)
+        x = _run(ops.Clone("C"), x)
     return batched(x, (*own, level))
 
 
@@ -327,6 +368,8 @@ def physical_cotangent(out: Tensor, cotangent: Any) -> Any:
             "compute the output inside that vmap"
         )
     array = lift(cotangent, own, expand=True)
+    if isinstance(array, Tensor) and array._requires_grad:  # differentiated again: recorded
+        return plain(_run(ops.BroadcastTo(out._data.shape), array))
     array = array._data if isinstance(array, Tensor) else np.asarray(array)
     return np.array(np.broadcast_to(array, out._data.shape))
 
@@ -504,7 +547,66 @@ def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     index = op.index
     if not levels_of(x) and type(index) is np.ndarray and index.dtype.kind in "iu":
         return batched(_run(op, x), levels)  # (the index is what is batched)
-    return NotImplemented
+    return _advanced_first(op, x, levels)
+
+
+def _index_add(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """Indexing's VJP (values scattered into zeros of ``shape`` at ``index``), and setting
+    an indexed region out of place: with an index that means the same behind the batch
+    axes, the batch axes lead the shape and the index."""
+    if not _prefixable(op.index):
+        return NotImplemented
+    k = len(levels)
+    if isinstance(op, ops.IndexAdd):
+        (values,) = inputs
+        region = np.ndim(np.broadcast_to(0, op.shape)[op.index])
+        if _logical_ndim(values) > region:
+            return NotImplemented  # the op's own error, from one sample
+        new = _fresh(op, shape=(*_sizes(levels), *op.shape), index=_prefixed(op.index, k))
+        return batched(_run(new, lift(values, levels, region, expand=True)), levels)
+    x, value = inputs
+    region = np.ndim(np.broadcast_to(0, x.shape)[op.index])
+    if _logical_ndim(value) > region:
+        return NotImplemented
+    new = _fresh(op, index=_prefixed(op.index, k))
+    lifted = lift(value, levels, region) if levels_of(value) else value
+    return batched(_run(new, lift(x, levels, expand=True), lifted), levels)
+
+
+def _advanced_first(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
+    """An index whose integer arrays (some batched) and ints lead, side by side (``x[i]``,
+    ``x[i, j]``, ``x[i, :, 1:]``): each array laid out over the levels and, for a batched
+    ``x``, each sample's coordinates in front, so that sample ``b`` reads ``x[b][i[b]]``.
+    NumPy puts the broadcast block first, where the batch axes belong."""
+    parts = op.index if isinstance(op.index, tuple) else (op.index,)
+    lead = 0
+    while lead < len(parts) and (
+        (type(parts[lead]) is np.ndarray and parts[lead].dtype.kind in "iu")
+        or isinstance(parts[lead], (int, np.integer))
+    ):
+        lead += 1
+    rest = parts[lead:]
+    if not lead or any(
+        not isinstance(p, slice) and p is not Ellipsis and p is not None for p in rest
+    ):
+        return NotImplemented
+    arrays = [p for p in parts[:lead] if type(p) is np.ndarray]
+    rank = max(_logical_ndim(p) for p in arrays)
+    moved = [
+        np.asarray(lift(p, levels, rank)) if type(p) is np.ndarray and levels_of(p)
+        else np.reshape(p, (1,) * len(levels) + np.shape(p)) if type(p) is np.ndarray else p
+        for p in parts[:lead]
+    ]  # fmt: skip
+    coordinates = []
+    if levels_of(x):
+        sizes = _sizes(levels)
+        coordinates = [
+            np.arange(n).reshape((1,) * i + (n,) + (1,) * (len(sizes) - i - 1 + rank))
+            for i, n in enumerate(sizes)
+        ]
+        x = lift(x, levels, expand=True)
+    new = _fresh(op, index=(*coordinates, *moved, *rest))
+    return batched(_run(new, x), levels)
 
 
 def _matmul(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -559,7 +661,14 @@ def _linear(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
         if _logical_ndim(x) == 0:
             return NotImplemented
         return batched(_run(op, lift(x, levels), *inputs[1:]), levels)
-    out = dispatch(ops.MatMul(), x, dispatch(ops.Transpose((1, 0)), weight))
+    # as weight @ xᵀ: each sample's weight gradient is then an outer product in the weight's
+    # own layout (a fresh array, which the sweep hands out without a copy)
+    if _logical_ndim(x) == 1:
+        out = dispatch(ops.MatMul(), weight, x)
+    else:
+        flipped = dispatch(ops.Transpose((*range(_logical_ndim(x) - 2), -1, -2)), x)
+        product = dispatch(ops.MatMul(), weight, flipped)
+        out = dispatch(ops.Transpose((*range(_logical_ndim(x) - 2), -1, -2)), product)
     return out if bias is None else dispatch(ops.Add(), out, bias)
 
 
@@ -631,6 +740,108 @@ def _leading(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     return batched(_run(op, *lifted), levels)
 
 
+def _stacked_gates(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """The LSTM cell: as :func:`_leading`, its output's stacking axis (h', c') then moved
+    behind the batch axes."""
+    out = _leading(op, inputs, levels)
+    if out is NotImplemented:
+        return out
+    k = len(levels)
+    array = out._data
+    order = (*range(1, k + 1), 0, *range(k + 1, array.ndim))
+    return batched(_run(ops.Transpose(order), plain(out)), levels)
+
+
+def _trailing(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op on an input's last axes (a fused layer norm's ``dims``, a padding's pairs) whose
+    other operands are shared (the layer norm's weight and bias): the batch axes lead."""
+    x, *others = inputs
+    trailing = op.dims if isinstance(op, ops.LayerNorm) else len(op.pad) // 2
+    if any(levels_of(o) for o in others) or trailing > _logical_ndim(x):
+        return NotImplemented  # per-sample weights, or the op's own error from one sample
+    return batched(_run(op, lift(x, levels), *others), levels)
+
+
+def _gather(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """``gather`` (and ``scatter_add``, whose second operand is the source): the input, the
+    source and the index each laid out over every level, the axis past the batch axes, so
+    each sample's index addresses its own slice."""
+    k, r = len(levels), _logical_ndim(inputs[0])
+    if not r or _logical_ndim(op.index) != r or any(_logical_ndim(x) != r for x in inputs):
+        return NotImplemented  # 0-d operands, or the op's own error, from one sample
+    axis = normalize_axis(op.axis, r, op.name)
+    index = np.asarray(lift(op.index, levels, expand=True))
+    lifted = [lift(x, levels, expand=True) for x in inputs]
+    return batched(_run(_fresh(op, axis=axis + k, index=index), *lifted), levels)
+
+
+def _positions(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """An op addressing its input by a tuple of index arrays (``scatter_reduce``'s
+    positions): each array laid out over the levels, with the batch coordinates in front."""
+    x, src = inputs
+    r = len(op.positions)
+    if _logical_ndim(x) != r or not r:
+        return NotImplemented
+    sizes = _sizes(levels)
+    rank = max(_logical_ndim(p) for p in op.positions)
+    coordinates = [
+        np.arange(n).reshape((1,) * i + (n,) + (1,) * (len(sizes) - i - 1 + rank))
+        for i, n in enumerate(sizes)
+    ]
+    moved = [np.asarray(lift(p, levels, rank, expand=True)) for p in op.positions]
+    new = _fresh(op, positions=(*coordinates, *moved))
+    return batched(_run(new, lift(x, levels, expand=True), lift(src, levels, expand=True)), levels)
+
+
+def _conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
+    """A convolution: with shared weights the batch joins N (:func:`_fold_batch`); with
+    weights per sample (per-sample gradients), each sample's windows (``unfold``) times its
+    own weight matrix, one batched matrix product."""
+    out = _fold_batch(op, inputs, levels)
+    if out is not NotImplemented or not isinstance(op, ops.Conv2d) or op.groups != 1:
+        return out
+    if isinstance(op, Conv2dRelu):  # the fused ops, as the ops they fuse
+        plain_conv = ops.Conv2d(op.stride, op.padding, op.dilation, op.groups)
+        out = _conv(plain_conv, inputs, levels)
+        if out is NotImplemented:
+            return out
+        out = dispatch(ops.Relu(), out)
+        if isinstance(op, Conv2dReluMaxPool):
+            out = dispatch(ops.MaxPool2d(op.pool, op.pool, (0, 0)), out)
+        return out
+    x, weight, *rest = inputs
+    bias = rest[0] if rest else None
+    if _logical_ndim(x) != 4 or _logical_ndim(weight) != 4:
+        return NotImplemented
+    (n, c, h, w), (o, cw, kh, kw) = x.shape, weight.shape
+    if cw != c:
+        return NotImplemented  # the op's own error, from one sample
+    sizes = _sizes(levels)
+    count = math.prod(sizes)
+    out_h, out_w = check_conv(
+        op.name, (n, c, h, w), (o, cw, kh, kw), None if bias is None else tuple(bias.shape),
+        op.stride, op.padding, op.dilation, 1,
+    )  # fmt: skip
+    window = {"kernel_size": (kh, kw), "dilation": op.dilation, "padding": op.padding}
+    window["stride"] = op.stride
+    images = _run(ops.Reshape((count * n, c, h, w)), lift(x, levels, expand=True))
+    columns = _run(ops.Unfold(**window), images)  # (count·n, c·kh·kw, L)
+    length, depth = out_h * out_w, c * kh * kw
+    columns = _run(ops.Reshape((count, n, depth, length)), columns)
+    if n > 1:  # each sample's windows side by side: (count, c·kh·kw, n·L)
+        columns = _run(ops.Transpose((0, 2, 1, 3)), columns)
+    columns = _run(ops.Reshape((count, depth, n * length)), columns)
+    matrices = _run(ops.Reshape((count, o, depth)), lift(weight, levels, expand=True))
+    product = _run(ops.MatMul(), matrices, columns)  # (count, o, n·L)
+    if bias is not None:
+        shifts = _run(ops.Reshape((count, o, 1)), lift(bias, levels, expand=True))
+        product = _run(ops.Add(), product, shifts)
+    product = _run(ops.Reshape((count, o, n, out_h, out_w)), product)
+    if n > 1:
+        product = _run(ops.Transpose((0, 2, 1, 3, 4)), product)
+    return batched(_run(ops.Reshape((*sizes, n, o, out_h, out_w)), product), levels)
+
+
 #: the batching rules, by the name an op declares as its ``batching``
 RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "elementwise": _elementwise,
@@ -648,11 +859,17 @@ RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "cross_entropy": _cross_entropy,
     "fold_batch": _fold_batch,
     "leading": _leading,
+    "stacked_gates": _stacked_gates,
+    "trailing": _trailing,
+    "gather": _gather,
+    "positions": _positions,
+    "conv": _conv,
+    "index_add": _index_add,
 }
 
 
 #: the rules that handle an op whose settings hold batched arrays (others loop)
-_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy"}
+_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy", "gather", "positions"}
 
 
 # --------------------------------------------------------------------------- the fallback
@@ -662,7 +879,7 @@ def _loop(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     gradients flow as through any other ops."""
     sizes = _sizes(levels)
     count = math.prod(sizes)
-    state.looped[op.name] += 1
+    _warn_fallback(op.name)
     if not count:
         raise RuntimeError(
             f"vmap: {op.name} has no batching rule, and over an empty batch there is no "
@@ -716,7 +933,7 @@ def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
         return method(*args, **kwargs)
     sizes = _sizes(levels)
     count = math.prod(sizes)
-    state.looped[method.__name__] += 1
+    _warn_fallback(method.__name__)
     flat = [_samples(x, levels, count) if isinstance(x, Tensor) else None for x in leaves]
     results = []
     for i in range(count):
@@ -735,6 +952,14 @@ def _stacked(results: list, sizes: tuple[int, ...], levels: tuple[int, ...], nam
     """The per-sample results as batched tensors (a named tuple of them field by field)."""
     first = results[0]
     if isinstance(first, Tensor):
+        shapes = {tuple(r._data.shape) for r in results}
+        if len(shapes) > 1:
+            raise RuntimeError(
+                f"vmap: {name} gives results of different shapes for different samples "
+                f"({', '.join(map(str, sorted(shapes)))}), which one batched tensor cannot "
+                "hold: a shape that depends on the values (as indexing with a boolean mask "
+                "does) is not supported inside vmap, as in PyTorch; run it outside vmap"
+            )
         stacked = _run(ops.Stack(0), *results)
         return batched(_run(ops.Reshape((*sizes, *stacked._data.shape[1:])), stacked), levels)
     if isinstance(first, tuple):
@@ -768,6 +993,28 @@ def values_of(ufunc: Callable, operands: Sequence[Any], arrays: Sequence[Any]) -
         lined_up.append(np.reshape(a, (*lead, *(1,) * (rank - len(logical)), *logical)))
     return batched(engine.wrap(np.asarray(ufunc(*lined_up))), levels)
 
+
+def _per_sample_when_indices_batched(method: Callable) -> Callable:
+    """``method`` (a Tensor method that reads its index argument's values to check them and
+    to shape its result), run once per sample when one of its other arguments is batched:
+    a batch's array is not one sample's index."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if engine.state.vmapping and any(levels_of(a) for a in tree_flatten((args, kwargs))[0]):
+            return call_per_sample(method, (self, *args), kwargs)
+        return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+#: the Tensor methods (``core/methods/indexing.py``) that read an index's values in Python
+#: before their ops; with a batched index they run per sample (with the fallback warning)
+PER_SAMPLE_WITH_BATCHED_INDICES = (
+    "index_select", "scatter", "index_add", "index_copy", "index_fill", "index_put",
+)  # fmt: skip
+for _name in PER_SAMPLE_WITH_BATCHED_INDICES:
+    setattr(Tensor, _name, _per_sample_when_indices_batched(getattr(Tensor, _name)))
 
 engine.batched_apply, engine.batched_apply_inplace = apply, apply_inplace
 engine.batched_method, engine.batched_values = call_per_sample, values_of

@@ -285,7 +285,7 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         _adopt_view(out, op, inputs)
     if state.anomaly:
         anomaly.check_forward(op, out, inputs)
-    tangent = forward.propagate(op, out, inputs, arrays) if forward_state.level else None
+    node = None
     if grad_state.enabled:
         if state.rebased:
             refresh_views(inputs)
@@ -295,8 +295,10 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
             needs = [isinstance(x, Tensor) and x._requires_grad for x in inputs]
         if True in needs:
             node = record(op, out, inputs, arrays, needs, tensors_only)
-            if tangent is not None:
-                forward.keep_on_node(node, tangent)
+    if forward_state.level:  # after recording: a recorded JVP may read the output's node
+        tangent = forward.propagate(op, out, inputs, arrays)
+        if tangent is not None and node is not None:
+            forward.keep_on_node(node, tangent)
     return out
 
 
@@ -385,6 +387,8 @@ def refresh(t: Any, strict: bool = True) -> None:
     _move_retained(t, fresh._node)
     t._node, t._requires_grad = fresh._node, fresh._requires_grad
     view.root_node = view.root._node
+    if forward.is_recorded(fresh._tangent):  # a recorded tangent is made again the same way
+        forward.set_tangent(t, fresh._tangent)
 
 
 def _move_retained(t: Any, node: Node | None) -> None:
@@ -453,6 +457,9 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     dual = forward_state.level and forward.tangents_of((target, *others)) is not None
     if dual and old is target._data:  # the JVP may read it too
         old = target._data.copy()
+    recorded_dual = dual and forward.needs_recording(
+        (target, *others), forward.tangents_of((target, *others))
+    )
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -465,14 +472,19 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     except (ValueError, IndexError) as exc:
         raise named_error(name, exc) from exc
     mark_changed((target,))
-    if dual:
+    if dual and not recorded_dual:
         forward.propagate_inplace(op, target, old, others, arrays)
+    elif recorded_dual and not recording:  # only a tangent requires grad: old is a constant
+        forward.propagate_inplace_recorded(op, target, old, others)
     if recording:
         state.rebased = True
         previous = _stand_in(target, old)
         node = record(op, target, (previous, *others), [old, *arrays], needs)
+        if recorded_dual:
+            forward.propagate_inplace_recorded(op, target, previous, others)
         if dual and target._tangent is not None:
-            forward.keep_on_node(node, target._tangent.copy())  # later changes: not this value's
+            tangent = target._tangent  # later changes are not this value's: a copy
+            forward.keep_on_node(node, tangent if forward.is_recorded(tangent) else tangent.copy())
         if old is not target._data:  # input 0 is a private copy: its own counter, not the node's
             node.in_versions = [
                 previous._versions,
@@ -482,7 +494,7 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
             _mark_overwritten(node, target, others)
         _move_retained(previous, node)
         if view is not None:
-            _write_back(target, view)
+            _write_back(target, view, recorded_dual)
     return target
 
 
@@ -531,7 +543,7 @@ def _stand_in(t: Any, data: np.ndarray) -> Any:
     return s
 
 
-def _write_back(target: Any, view: ViewOf) -> None:
+def _write_back(target: Any, view: ViewOf, recorded_dual: bool = False) -> None:
     """After an in-place change to ``target``, a view, give its root a ``CopyIntoView`` node:
     the root with the view's region replaced by ``target``'s new value.
 
@@ -545,6 +557,9 @@ def _write_back(target: Any, view: ViewOf) -> None:
         op, root, (stand_in, target), [root._data, target._data], [root._requires_grad, True]
     )
     _move_retained(stand_in, node)
+    if recorded_dual:  # the root's tangent, recorded too: its region replaced by the view's
+        tangents = [root._tangent, target._tangent]
+        forward.set_tangent(root, forward.recorded_jvp(op, tangents, root, [stand_in, target]))
 
 
 def inplace_setitem(target: Any, index: Any, value: Any) -> None:

@@ -13,6 +13,13 @@ mode keeps its output's tangent too, so that a backward recorded with ``create_g
 carries tangents through the VJPs: that is forward-over-reverse, how ``tg.func.hessian``
 gets ``H · v`` from one backward.
 
+Reverse over forward is the other way round: a tangent that reverse mode will differentiate
+(``grad`` of a ``jvp``, ``backward()`` of ``unpack_dual(y).tangent``). When grad mode is on
+and a primal or a tangent requires grad, the op's JVP rule runs on Tensors instead of arrays,
+so that the engine records it as it records a backward with ``create_graph``: the same
+formula, written with operators and methods both understand. Such a tangent is a Tensor in a
+graph; every other tangent stays an array.
+
 This module reads tensors by duck typing (``_tangent``, ``_data``, ``_view``): the engine
 imports it, not the other way round.
 """
@@ -27,6 +34,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core.node import Node
+from tensorgrad.grad_mode import state as grad_state
 
 
 class _State:
@@ -35,6 +43,9 @@ class _State:
     #: weak references to the tensors and nodes given a tangent in the open level: leaving
     #: the level takes their tangents away
     duals: list = []  # noqa: RUF012 (replaced per level)
+    #: the op whose JVP rule is running on Tensors (reverse over forward), or "": turning a
+    #: tensor that requires grad into an array then would lose its derivative, so it raises
+    recorded_rule = ""
 
 
 state = _State()
@@ -102,11 +113,17 @@ def tangents_of(inputs: Sequence[Any]) -> list | None:
     return None
 
 
-def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
-    """The tangent of ``op``'s output ``out``, from its inputs' ``arrays`` and ``tangents``;
-    None for an output that is not floating point (indices, masks have no tangent)."""
-    if getattr(out, "dtype", None) is None or out.dtype.kind not in "fc":
-        return None
+def is_recorded(tangent: Any) -> bool:
+    """Whether ``tangent`` is a Tensor in a graph (reverse mode may differentiate it)."""
+    return getattr(tangent, "_requires_grad", False)
+
+
+def as_array(tangent: Any) -> Any:
+    """A tangent as the array the JVP rules work on (a Tensor's array; None stays None)."""
+    return tangent if type(tangent) is np.ndarray else getattr(tangent, "_data", tangent)
+
+
+def _rule(op: ops.Op) -> Any:
     rule = op.jvp
     if rule is None:
         reason = f" ({op.no_jvp})" if op.no_jvp else ""
@@ -115,9 +132,20 @@ def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
             f"{reason}. Compute this derivative in reverse mode (backward, tg.func.vjp or "
             "jacrev), or outside the dual level"
         )
-    tangent = rule(tangents, out, *arrays)
-    if tangent is None:
+    return rule
+
+
+def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
+    """The tangent of ``op``'s output ``out``, from its inputs' ``arrays`` and ``tangents``;
+    None for an output that is not floating point (indices, masks have no tangent)."""
+    if getattr(out, "dtype", None) is None or out.dtype.kind not in "fc":
         return None
+    tangent = _rule(op)(tangents, out, *arrays)
+    return None if tangent is None else _conform(tangent, out, tangents)
+
+
+def _conform(tangent: Any, out: Any, tangents: Sequence[Any]) -> Any:
+    """An array tangent as ``out``'s own: its shape, its dtype, its memory layout."""
     tangent = np.asarray(tangent)
     if tangent.shape != out.shape:
         tangent = np.array(np.broadcast_to(tangent, out.shape))
@@ -130,12 +158,56 @@ def jvp_of(op: ops.Op, tangents: list, out: Any, arrays: Sequence[Any]) -> Any:
     return tangent
 
 
+def needs_recording(inputs: Sequence[Any], tangents: Sequence[Any]) -> bool:
+    """Whether an op's tangent must be recorded for reverse mode: grad mode is on and a
+    primal or a tangent requires grad."""
+    if not grad_state.enabled:
+        return False
+    return any(getattr(x, "_requires_grad", False) for x in inputs) or any(
+        map(is_recorded, tangents)
+    )
+
+
+def recorded_jvp(op: ops.Op, tangents: list, out: Any, values: Sequence[Any]) -> Any:
+    """The tangent of ``op``'s output as a Tensor in a graph (reverse over forward): the
+    op's JVP rule run on the output and input Tensors (constants stay as they are) and on
+    the tangents (Tensors or arrays), recorded by the engine like any other computation.
+    Forward mode is suspended meanwhile: the tangent's own ops carry no tangents."""
+    if out._data.dtype.kind not in "fc":
+        return None
+    rule = _rule(op)
+    previous, state.recorded_rule = state.recorded_rule, op.name
+    try:
+        with suspended():
+            tangent = rule(tangents, out, *values)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise RuntimeError(
+            f"{op.name}: its forward-mode rule (JVP) cannot run on Tensors, so its tangent "
+            f"cannot be differentiated (reverse mode over forward mode): {exc}"
+        ) from exc
+    finally:
+        state.recorded_rule = previous
+    if tangent is None:
+        return None
+    if not is_recorded(tangent):  # a constant after all: an array, as any other tangent
+        return _conform(as_array(tangent), out._data, [as_array(t) for t in tangents])
+    if tangent.shape != out.shape:
+        tangent = tangent.broadcast_to(out.shape)
+    if tangent.dtype != out.dtype:
+        tangent = tangent.to(out.dtype)
+    return tangent
+
+
 def propagate(op: ops.Op, out: Any, inputs: Sequence[Any], arrays: Sequence[Any]) -> Any:
-    """After ``op`` ran: give ``out`` its tangent if an input has one. Returns it (or None)."""
+    """After ``op`` ran (and was recorded, if it was): give ``out`` its tangent if an input
+    has one. Returns it (or None)."""
     tangents = tangents_of(inputs)
     if tangents is None:
         return None
-    tangent = jvp_of(op, tangents, out._data, arrays)
+    if needs_recording(inputs, tangents):
+        tangent = recorded_jvp(op, tangents, out, inputs)
+    else:
+        tangent = jvp_of(op, [as_array(t) for t in tangents], out._data, arrays)
     if tangent is not None:
         set_tangent(out, tangent)
     return tangent
@@ -148,10 +220,11 @@ def propagate_inplace(
     tangent is written into its tangent's memory, so views of it (and the tensor it is a
     view of) see the change, as their values do."""
     tangents = [target._tangent, *(getattr(x, "_tangent", None) for x in others)]
+    tangents = [as_array(t) for t in tangents]
     new = jvp_of(op, tangents, target._data, [old, *arrays])
     if new is None and target._tangent is None:
         return
-    current = target._tangent
+    current = as_array(target._tangent)
     if current is None and target._view is not None:
         current = _view_tangent(target)
     if current is not None and current.flags.writeable:
@@ -161,6 +234,16 @@ def propagate_inplace(
             np.copyto(current, new)
         return
     set_tangent(target, None if new is None else laid_out_like(np.array(new), target._data))
+
+
+def propagate_inplace_recorded(op: ops.Op, target: Any, old: Any, others: Sequence[Any]) -> None:
+    """As :func:`propagate_inplace`, when the new tangent is recorded for reverse mode (see
+    :func:`recorded_jvp`); ``old`` stands for ``target``'s value before the change, in the
+    graph. The tangent is a new Tensor, not written into the old one's memory: a change
+    through a view gives the root a recorded tangent of its own (``engine._write_back``), and
+    views made again from a changed root make their tangents again too (``engine.refresh``)."""
+    tangents = [target._tangent, *(getattr(x, "_tangent", None) for x in others)]
+    set_tangent(target, recorded_jvp(op, tangents, target, [old, *others]))
 
 
 def _view_tangent(view: Any) -> Any:

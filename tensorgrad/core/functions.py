@@ -176,7 +176,7 @@ def is_floating_point(input: Any) -> bool:
     return as_tensor(input).dtype.kind == "f"
 
 
-# --------------------------------------------------------------------------- issue 22's names
+# --------------------------------------------------------------- contractions, stacks, dtypes
 # Functions of several tensors PyTorch has at the top level, each composed of existing ops:
 # einsum and tensordot are permutes, reshapes and one batched matmul per pair of operands.
 def einsum(equation: str, *operands: Any) -> Any:
@@ -561,7 +561,8 @@ METHOD_FUNCTIONS = (
     "rsqrt", "scatter_add", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tan", "tanh", "topk",
     "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten", "unsqueeze", "var",
-    # issue 22's missing names
+    # inverse trigonometric, special, two-operand and bitwise math, scans, order statistics,
+    # scattering and rearranging
     "acos", "acosh", "addmm", "addmv", "aminmax", "arccos", "arccosh", "arcsin", "arcsinh",
     "arctan", "arctan2", "arctanh", "argwhere", "asin", "asinh", "atan", "atan2", "atanh",
     "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.core import engine, functions
+from tensorgrad.core import engine, forward, functions
 from tensorgrad.core.engine import apply, as_tensor, binary, wrap
 
 
@@ -23,6 +23,12 @@ class NumpyProtocol:
     __slots__ = ()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if forward.state.recorded_rule and self._requires_grad:
+            raise RuntimeError(
+                f"{forward.state.recorded_rule}: its forward-mode rule (JVP) turned a tensor "
+                "that requires grad into an array, so its tangent cannot be differentiated "
+                "(reverse mode over forward mode)"
+            )
         if copy:
             return np.array(self._data, dtype=dtype, copy=True)
         return self._data if dtype is None else self._data.astype(dtype)

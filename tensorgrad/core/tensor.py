@@ -6,9 +6,10 @@ nodes. The node never holds the tensor, so the graph has no reference cycles and
 by reference counting as soon as the last tensor of it is dropped.
 
 This file holds the core: attributes, the autograd entry points, conversions, Python's
-operators and in-place changes. The math methods are in ``math_methods.py``, the shape
-methods in ``shape_methods.py``, NumPy's protocols in ``numpy_protocol.py``; the engine that
-runs and records ops in ``engine.py``, the backward sweep in ``sweep.py``.
+operators and in-place changes. The math and shape methods are in ``methods/``, a module
+per family (``math_methods.py`` and ``shape_methods.py`` compose them), NumPy's protocols in
+``numpy_protocol.py``; the engine that runs and records ops in ``engine.py``, the backward
+sweep in ``sweep.py``.
 """
 
 from __future__ import annotations
@@ -20,18 +21,16 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
-from tensorgrad.core import engine, sweep
+from tensorgrad.core import engine, forward, sweep
 from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
-from tensorgrad.core.math_methods import (
-    MathMethods,
-    remainder,
-    rounded_division,
-)
+from tensorgrad.core.math_methods import MathMethods
+from tensorgrad.core.methods.arithmetic import remainder, rounded_division
+from tensorgrad.core.methods.indexing import raw_index, torch_order
 from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.product_dtypes import check_matmul_dtypes
-from tensorgrad.core.shape_methods import ShapeMethods, raw_index, torch_order
+from tensorgrad.core.shape_methods import ShapeMethods
 
 #: what ``@`` refuses as an operand (PyTorch's TypeError): Python's and NumPy's numbers
 _NUMBERS = (bool, int, float, complex, np.generic)
@@ -361,7 +360,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         if not implied:
             extras.append(f"dtype={self.dtype}")
         if self._tangent is not None:
-            extras.append(f"tangent={wrap(self._tangent)!r}")
+            extras.append(f"tangent={wrap(forward.as_array(self._tangent))!r}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self._node!r}")
         elif self.requires_grad:
@@ -614,7 +613,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return apply_inplace(ops.Pow(), self, _inplace_operand(exponent))
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
-        from tensorgrad.core.math_methods import _bound
+        from tensorgrad.core.methods.pointwise import _bound
 
         low, high = _bound(min), _bound(max)
         if low is None and high is None:

@@ -7,14 +7,18 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import ops
 from tensorgrad.autograd import forward_ad
-from tensorgrad.core import batching, forward
-from tensorgrad.core.pytree import tree_unflatten
+from tensorgrad.core import batching, engine, forward
+from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
+    _grads,
+    _result,
     _split_aux,
     _tensors,
 )
+from tensorgrad.func.reverse import vjp
 
 
 def jvp(
@@ -52,6 +56,11 @@ def jvp(
                 f"shape, got a primal of shape {tuple(p.shape)} and a tangent of shape "
                 f"{tuple(t.shape)}"
             )
+    if forward.state.level:  # inside another jvp (jacfwd of jacfwd): one level at a time
+        return _jvp_by_double_vjp(func, primals, t_leaves, has_aux)
+    # an outer reverse transform differentiates the outputs only through the primals or the
+    # tangents; otherwise what the function's own transforms recorded inside stays inside
+    keep = any(x._requires_grad for x in (*p_leaves, *t_leaves))
     with forward_ad.dual_level():
         duals = [_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
         result = func(*tree_unflatten(duals, p_spec))
@@ -60,12 +69,43 @@ def jvp(
         values, slopes = [], []
         for o in out_leaves:
             primal, tangent = forward_ad.unpack_dual(o)
-            values.append(primal)
+            values.append(_result(primal, keep))
             slopes.append(
-                batching.like(o, Tensor(np.zeros_like(o._data)) if tangent is None else tangent)
+                batching.like(
+                    o, Tensor(np.zeros_like(o._data)) if tangent is None else _result(tangent, keep)
+                )
             )
     outs = (tree_unflatten(values, out_spec), tree_unflatten(slopes, out_spec))
     return (*outs, aux) if has_aux else outs
+
+
+def _jvp_by_double_vjp(func: Callable, primals: tuple, t_leaves: list, has_aux: bool) -> tuple:
+    """``jvp`` while a dual level is already open (forward mode carries one tangent per
+    value, the outer one's): ``J·t`` as the VJP of the VJP. ``u ↦ Jᵀu`` is linear in ``u``,
+    so the gradient of ``⟨Jᵀu, t⟩`` with respect to ``u`` is ``J·t``, whatever ``u`` is
+    (zeros here). Both backward sweeps are recorded, so the outer level's tangents flow
+    through them: two sweeps instead of one forward pass (PyTorch's double-backward trick,
+    as ``autograd.functional.jvp`` uses it)."""
+    result = vjp(func, *primals, has_aux=has_aux)
+    output, pullback = result[0], result[1]
+    out_leaves, out_spec = _tensors(output, "jvp", "the outputs of f")
+    # the seeds are made in the graph (not leaves): inside vmap a leaf's batch layout would
+    # be a copy of the leaf, and the gradient would go to the copy
+    seeds = [
+        batching.like(o, Tensor(np.zeros_like(o._data), requires_grad=True)) * 1.0
+        for o in out_leaves
+    ]
+    pulled, _ = tree_flatten(pullback(tree_unflatten(seeds, out_spec)))
+    total = None
+    for g, t in zip(pulled, t_leaves, strict=True):
+        term = (g * t).sum()
+        total = term if total is None else total + term
+    if total is None:  # no primals with elements: J·t is zeros
+        jvps = [batching.like(o, Tensor(np.zeros_like(o._data))) for o in out_leaves]
+    else:
+        jvps = _grads([total], seeds, [np.ones(total.shape, total.dtype)], True)
+    outs = (output, tree_unflatten(jvps, out_spec))
+    return (*outs, result[2]) if has_aux else outs
 
 
 def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
@@ -75,8 +115,11 @@ def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
     if not levels:
         return forward_ad.make_dual(primal, tangent)
     levels = tuple(sorted(set(levels)))
-    p, t = (batching.plain(batching.lift(x, levels, expand=True)) for x in (primal, tangent))
-    dual = batching.batched(forward_ad.make_dual(p, t), levels)
+    p, t = (batching.lift(x, levels, expand=True) for x in (primal, tangent))
+    if p is primal and p._requires_grad:  # a view in its graph: a plain copy of the object
+        with batching.physical():  # would be another leaf, and get the gradient instead
+            p = engine.apply(ops.Reshape(p._data.shape), p)
+    dual = batching.batched(forward_ad.make_dual(batching.plain(p), batching.plain(t)), levels)
     forward.set_tangent(dual, dual._tangent)
     return dual
 

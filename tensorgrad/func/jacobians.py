@@ -4,12 +4,15 @@ input element, batched by vmap) and ``hessian`` (forward over reverse)."""
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from tensorgrad.core.functions import stack
+from tensorgrad import autograd
+from tensorgrad.core import batching
+from tensorgrad.core.functions import cat, stack
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
@@ -17,6 +20,7 @@ from tensorgrad.func.common import (
     _check_randomness,
     _grads,
     _replace,
+    _result,
     _split_aux,
     _tensors,
     _vjp_core,
@@ -49,8 +53,10 @@ def jacrev(
     has_aux: bool = False,
     chunk_size: int | None = None,
 ) -> Callable:
-    """A function returning the Jacobian of ``func`` by reverse mode: one VJP per output
-    element (shape ``output.shape + input.shape``)."""
+    """A function returning the Jacobian of ``func`` by reverse mode (shape ``output.shape +
+    input.shape``): the VJPs of every output element's unit cotangent, as one backward sweep
+    vmap-ed over that basis (``chunk_size`` of them at a time, as PyTorch's), or with
+    ``BATCHED_JACOBIANS = False`` one backward per output element."""
     if chunk_size is not None and chunk_size < 1:
         raise ValueError("jacrev: chunk_size should be greater than 0.")
 
@@ -61,25 +67,25 @@ def jacrev(
             functools.partial(func, **kwargs), args, numbers, "jacrev", has_aux
         )
         out_leaves, out_spec = _tensors(output, "jacrev", "the outputs of f")
+        inputs = [x for flat in flats for x in flat]
+        rows = None
+        # one sweep per row, on the arrays, inside vmap (the graph holds the batch's arrays,
+        # which the sweep on tensors would take for one sample's) and where an outer
+        # transform differentiates the Jacobian again (its graph then holds no batched ops)
+        if BATCHED_JACOBIANS and not batching.state.levels and not keep:
+            rows = vjp_rows(out_leaves, inputs, chunk_size, keep)
         per_output = []
-        for o in out_leaves:
-            rows = [[] for _ in numbers]
-            for k in range(o.numel()):
-                onehot = np.zeros(o.numel(), o.dtype)
-                onehot[k] = 1
-                cotangents = [
-                    onehot.reshape(o.shape) if other is o else np.zeros(other.shape, other.dtype)
-                    for other in out_leaves
-                ]
-                for i, flat in enumerate(flats):
-                    rows[i].append(_grads(out_leaves, flat, cotangents, keep))
-            per_arg = []
-            for i, flat in enumerate(flats):
-                blocks = [
-                    _assemble([r[j] for r in rows[i]], tuple(o.shape), tuple(x.shape), True)
-                    for j, x in enumerate(flat)
-                ]
-                per_arg.append(tree_unflatten(blocks, specs[i]))
+        for k, o in enumerate(out_leaves):
+            if rows is not None:
+                blocks = iter(
+                    r.reshape(*o.shape, *x.shape) for r, x in zip(rows[k], inputs, strict=True)
+                )
+            else:
+                blocks = iter(_rows_one_by_one(out_leaves, o, inputs, keep))
+            per_arg = [
+                tree_unflatten([next(blocks) for _ in flat], spec)
+                for flat, spec in zip(flats, specs, strict=True)
+            ]
             per_output.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
         jac = tree_unflatten(per_output, out_spec)
         return (jac, aux) if has_aux else jac
@@ -87,8 +93,71 @@ def jacrev(
     return wrapper
 
 
+def _rows_one_by_one(out_leaves: list, o: Tensor, inputs: list, keep: bool) -> list:
+    """The Jacobian blocks of output ``o``, one backward sweep per element of it."""
+    rows = []
+    for k in range(o.numel()):
+        onehot = np.zeros(o.numel(), o.dtype)
+        onehot[k] = 1
+        cotangents = [
+            onehot.reshape(o.shape) if other is o else np.zeros(other.shape, other.dtype)
+            for other in out_leaves
+        ]
+        rows.append(_grads(out_leaves, inputs, cotangents, keep))
+    return [
+        _assemble([r[j] for r in rows], tuple(o.shape), tuple(x.shape), True)
+        for j, x in enumerate(inputs)
+    ]
+
+
+def vjp_rows(outputs: list, inputs: list, chunk_size: int | None, keep: bool) -> list:
+    """For each output and each input, the VJPs of the output's unit cotangents stacked,
+    shape ``(output.numel(), *input.shape)``: a backward sweep recorded on tensors (as for
+    ``create_graph``) runs its VJPs as ops, so under vmap each batches by its rule and one
+    sweep carries the whole basis (PyTorch's ``jacrev``). ``keep``: stay in the graph."""
+    sizes = [o.numel() for o in outputs]
+    total = sum(sizes)
+    offsets = np.cumsum([0, *sizes])
+    step = chunk_size or max(total, 1)
+
+    def rows(*cotangents: Tensor) -> tuple:
+        live = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
+        grads = [None] * len(inputs)
+        if live:
+            grads = autograd.grad(
+                [o for o, _ in live],
+                inputs,
+                [c for _, c in live],
+                retain_graph=True,
+                create_graph=True,
+                allow_unused=True,
+            )
+        return tuple(
+            Tensor(np.zeros(x.shape, x.dtype)) if g is None else g
+            for g, x in zip(grads, inputs, strict=True)
+        )
+
+    chunks = []
+    for start in range(0, total, step):
+        stop = min(start + step, total)
+        bases = []
+        for o, lo, hi in zip(outputs, offsets[:-1], offsets[1:], strict=True):
+            unit = np.zeros((stop - start, hi - lo), o.dtype)  # the basis rows of this chunk
+            inside = np.arange(max(start, lo), min(stop, hi))
+            unit[inside - start, inside - lo] = 1
+            bases.append(Tensor(unit.reshape(stop - start, *o.shape)))
+        chunks.append(vmap(rows)(*bases))
+    if not chunks:
+        return [[Tensor(np.zeros((0, *x.shape), x.dtype)) for x in inputs] for _ in outputs]
+    stacked = [
+        cat([c[j] for c in chunks]) if len(chunks) > 1 else chunks[0][j] for j in range(len(inputs))
+    ]
+    return [[_result(s[lo:hi], keep) for s in stacked] for lo, hi in itertools.pairwise(offsets)]
+
+
 #: jacfwd's columns as one vmap-ed JVP over all the basis directions of an input (one
-#: batched forward pass), instead of one JVP per direction. Off: ``BATCHED_JACOBIANS = False``.
+#: batched forward pass), and jacrev's rows as one vmap-ed VJP over the output's basis,
+#: instead of one pass per direction. Off: ``BATCHED_JACOBIANS = False``.
 BATCHED_JACOBIANS = True
 
 

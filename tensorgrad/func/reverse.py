@@ -22,7 +22,7 @@ from tensorgrad.func.common import (
 def grad_and_value(
     func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False
 ) -> Callable:
-    """A function returning ``(gradient, value)`` of ``func`` (whose output is a one-element
+    """A function returning ``(gradient, value)`` of ``func`` (whose output is a 0-d
     tensor) with respect to the arguments ``argnums``; with ``has_aux``, ``func`` returns
     ``(output, aux)`` and this ``(gradient, (value, aux))``."""
 
@@ -37,7 +37,7 @@ def grad_and_value(
                 "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
                 f"{type(output).__name__}"
             )
-        if output.numel() != 1:
+        if output.ndim != 0:  # PyTorch: a one-element tensor of one dimension is refused too
             raise RuntimeError(
                 "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                 f"tensor with {output.ndim} dims. Maybe you wanted to use the vjp or jacrev "
@@ -56,7 +56,7 @@ def grad_and_value(
 
 
 def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
-    """A function returning the gradient of ``func`` (a one-element output) with respect to
+    """A function returning the gradient of ``func`` (a 0-d output) with respect to
     the arguments ``argnums`` (with ``has_aux``: ``(gradient, aux)``)."""
     both = grad_and_value(func, argnums, has_aux)
 
@@ -87,9 +87,11 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                     f"vjp_fn: a cotangent of shape {tuple(c.shape)} for an output of shape "
                     f"{tuple(o.shape)}"
                 )
-        arrays = [c if keep else c._data for c in leaves]
+        # Jᵀ·u is differentiable in u too (vjp of vjp): recorded when a cotangent requires grad
+        recorded = keep or any(c._requires_grad for c in leaves)
+        arrays = [c if recorded else c._data for c in leaves]
         return tuple(
-            tree_unflatten(_grads(out_leaves, flat, arrays, keep), s)
+            tree_unflatten(_grads(out_leaves, flat, arrays, recorded), s)
             for flat, s in zip(flats, specs, strict=True)
         )
 

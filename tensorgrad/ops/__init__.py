@@ -53,7 +53,7 @@ from tensorgrad.ops.base import (
 )
 from tensorgrad.ops.conv import ConstantPad, Conv2d, ConvTranspose2d, Fold, Unfold
 
-# issue 22's missing names: the ops that could not be composed exactly
+# division, scan, scatter, special and trig: PyTorch's math that is no exact composition
 from tensorgrad.ops.division import Fmod, Remainder
 from tensorgrad.ops.elementwise import (
     Abs,
@@ -106,7 +106,6 @@ __all__ = [
     "I0",
     "I1",
     "Abs",
-    # issue 22's missing names
     "Acos",
     "Acosh",
     "AdaptiveAvgPool2d",

@@ -150,11 +150,25 @@ def linear_jvp(op: Op, tangents: Sequence[Any], out: Any, *inputs: Any) -> Any:
     tangents, zeros standing for missing ones."""
     if all(t is None for t in tangents):
         return None
-    fresh = copy.copy(op)
-    fresh.saved = None
-    return fresh.forward(
-        *(np.zeros_like(x) if t is None else t for t, x in zip(tangents, inputs, strict=True))
+    return replay(
+        op,
+        *(_zeros_like(x) if t is None else t for t, x in zip(tangents, inputs, strict=True)),
     )
+
+
+def _zeros_like(x: Any) -> Any:
+    """Zeros for a missing tangent (of an array, a Tensor or a number)."""
+    if not hasattr(x, "dtype"):
+        return np.zeros_like(x)
+    return np.zeros(x.shape, x.dtype)
+
+
+def constant(x: Any) -> np.ndarray:
+    """``x``'s values as an array to pick elements by (masks, counts, positions), never to
+    compute a derivative with: on a Tensor that a rule runs on when it is recorded, its
+    detached values (so no derivative is silently lost through them)."""
+    detach = getattr(x, "detach", None)
+    return np.asarray(x if detach is None else detach())
 
 
 def shape_of(x: Any) -> tuple[int, ...]:

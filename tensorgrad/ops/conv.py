@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, shape_of
+from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, replay, shape_of
 from tensorgrad.ops.im2col import Im2col
 from tensorgrad.ops.windows import (
     Padding,
@@ -141,6 +141,7 @@ class Unfold(_Window):
     order, rows ordered (channel, kernel row, kernel column), as PyTorch's ``unfold``."""
 
     name = "unfold"
+    batching, batching_rank = "fold_batch", 4
 
     def forward(self, x):
         if len(shape_of(x)) != 4:
@@ -170,6 +171,7 @@ class Fold(_Window):
     ``fold(unfold(x))`` multiplies each pixel by the number of windows that cover it."""
 
     name = "fold"
+    batching, batching_rank = "fold_batch", 3
 
     def __init__(
         self, output_size: Pair, kernel_size: Pair, dilation: Pair, padding: Padding, stride: Pair
@@ -222,7 +224,7 @@ class Conv2d(Op):
     forward product, run chunk by chunk (``im2col.py``)."""
 
     name = "conv2d"
-    batching, batching_rank = "fold_batch", 4
+    batching, batching_rank = "conv", 4
 
     def __init__(
         self,
@@ -300,8 +302,8 @@ class Conv2d(Op):
         tx, tw, tb = (*tangents, None, None)[:3]
         plain = Conv2d(self.stride, self.padding, self.dilation, self.groups)
         return add_tangents(
-            None if tx is None else plain.forward(tx, weight),
-            None if tw is None else plain.forward(x, tw),
+            None if tx is None else replay(plain, tx, weight),
+            None if tw is None else replay(plain, x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )
 
@@ -339,6 +341,7 @@ class ConstantPad(Op):
     amount negated (crop what was added, add zeros where it cropped)."""
 
     name = "pad"
+    batching = "trailing"
     uses_inputs = False
 
     def __init__(self, pad: tuple[int, ...], value: float = 0.0):
@@ -533,7 +536,7 @@ class ConvTranspose2d(Op):
             self.stride, self.padding, self.output_padding, self.dilation, self.groups
         )
         return add_tangents(
-            None if tx is None else plain.forward(tx, weight),
-            None if tw is None else plain.forward(x, tw),
+            None if tx is None else replay(plain, tx, weight),
+            None if tw is None else replay(plain, x, tw),
             None if tb is None else tb.reshape(1, -1, 1, 1),
         )

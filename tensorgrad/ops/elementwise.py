@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorgrad.array_backend import ShapeError, cast
 from tensorgrad.ops import object_arrays
-from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
+from tensorgrad.ops.base import Op, add_tangents, constant, shape_of, sum_to
 
 
 class Add(Op):
@@ -205,7 +205,7 @@ def _log_of_base(x: Any, y: Any) -> Any:
     x^y·log x is −inf, PyTorch's too); NaN where x < 0. Picked with np.where, so nothing
     warns of 0·log 0."""
     positive = x > 0
-    at_zero = np.where(np.asarray(y) >= 0, 0.0, -np.inf)
+    at_zero = np.where(constant(y) >= 0, 0.0, -np.inf)
     return np.where(positive, np.log(np.where(positive, x, 1.0)), np.where(x == 0, at_zero, np.nan))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorgrad.ops.base import shape_of
+from tensorgrad.ops.base import constant, replay, shape_of
 from tensorgrad.ops.conv import Conv2d
 from tensorgrad.ops.im2col import Im2col
 from tensorgrad.ops.pool import MaxPool2d, finite, running_max
@@ -164,9 +164,9 @@ class Conv2dReluMaxPool(Conv2dRelu):
 
     def jvp(self, tangents, out, x, weight, bias=None):
         conv, pool = self._parts()  # through the fused ops in turn, on recomputed values
-        z = conv.forward(x, weight, bias)
+        z = replay(conv, x, weight, bias)  # (recorded, on Tensors)
         tz = conv.jvp(tangents, z, x, weight, bias)
-        pool.forward(z)
+        pool.forward(constant(z))  # which element of each tile won
         return pool.jvp((tz,), out, z)
 
 

@@ -103,6 +103,7 @@ class IndexAdd(Op):
     """
 
     name = "index_add"
+    batching = "index_add"
     uses_inputs = False
 
     def __init__(self, shape: tuple[int, ...], index: Any):
@@ -146,6 +147,7 @@ class SetItem(Op):
     the index, ``value`` the gradient at it (summed back to its shape)."""
 
     name = "setitem"
+    batching = "index_add"
     uses_inputs = False
 
     def __init__(self, index: Any):
@@ -269,6 +271,7 @@ class Gather(Op):
     """``out[i][j][k] = x[index[i][j][k]][j][k]`` along ``axis`` (PyTorch's ``gather``); the
     VJP scatters the gradient back, adding where an index repeats."""
 
+    batching = "gather"
     uses_inputs = False
 
     def __init__(self, axis: int, index: np.ndarray):
@@ -293,6 +296,7 @@ class ScatterAdd(Op):
     gradient to ``x`` and gathers it for ``src``."""
 
     name = "scatter_add"
+    batching = "gather"
     uses_inputs = False
 
     def __init__(self, axis: int, index: np.ndarray):

@@ -6,11 +6,13 @@ import numpy as np
 
 from tensorgrad.ops.base import Op, add_tangents, shape_of, sum_to
 
-#: two shortcuts for stacks of products, where NumPy's matmul makes one small BLAS call per
+#: three shortcuts for stacks of products, where NumPy's matmul makes one small BLAS call per
 #: stack element (vmap's per-sample products): a right operand that is one matrix broadcast
 #: over its stack axes (all their strides 0: per-sample copies of a weight) is multiplied as
-#: one matrix, and a product of columns by rows (inner size 1: per-sample outer products) is
-#: an einsum of outer products. Off: ``STACKED_SHORTCUTS = False``.
+#: one matrix, so is such a left operand times a stack of columns (a per-sample weight times
+#: each sample's vector), and a product of columns by rows (inner size 1: per-sample outer
+#: products) is an einsum of outer products (a broadcast multiplication for long rows).
+#: Off: ``STACKED_SHORTCUTS = False``.
 STACKED_SHORTCUTS = True
 
 
@@ -20,6 +22,8 @@ def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not STACKED_SHORTCUTS or x.ndim < 3 or y.ndim < 2 or not x.size or not y.size:
         return np.matmul(x, y)
     if x.shape[-1] == 1 and y.shape[-2] == 1:
+        if y.shape[-1] >= 1024:  # long rows: a broadcast product, faster than einsum there
+            return np.multiply(x, y)
         return np.einsum("...i,...j->...ij", x[..., 0], y[..., 0, :])
     if (
         y.ndim > 2
@@ -31,6 +35,16 @@ def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         matrix = y[(0,) * (y.ndim - 2)]
         rows = x.reshape(-1, x.shape[-1]) @ matrix
         return rows.reshape(*x.shape[:-1], matrix.shape[-1])
+    if (
+        y.shape[-1] == 1
+        and x.ndim == y.ndim
+        and not any(x.strides[:-2])
+        and x.shape[:-2] == y.shape[:-2]
+        and x.shape[-1] == y.shape[-2]
+    ):
+        matrix = x[(0,) * (x.ndim - 2)]
+        columns = matrix @ y.reshape(-1, y.shape[-2]).T  # every column at once
+        return np.ascontiguousarray(columns.T).reshape(*y.shape[:-2], matrix.shape[0], 1)
     return np.matmul(x, y)
 
 

@@ -217,8 +217,11 @@ class LinearChain(Op):
         return tuple(grads)
 
     def jvp(self, tangents, out, x, *params):
-        """Tangents through the steps in order, on the values the forward kept."""
+        """Tangents through the steps in order, on the values the forward kept (recorded
+        again on Tensors when the tangent itself is recorded, so it depends on them)."""
         t, values = tangents[0], self.saved
+        if values[0] is not x:  # the rule runs on Tensors: the values must be recorded too
+            values = self._recorded(x, params)
         for k, (relu, w, b) in enumerate(self.layout):
             if relu:
                 t = None if t is None else t * (values[k + 1] > 0)

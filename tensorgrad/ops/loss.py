@@ -199,7 +199,7 @@ class CrossEntropy(Op):
         ones = np.ones(out.shape, out.dtype)
         (rows,) = self.backward(ones, out, logits)
         t = tangents[0]
-        return np.add.reduce(rows * t, axis=1) if per_sample else np.add.reduce(rows * t, axis=None)
+        return (rows * t).sum(axis=1 if per_sample else None)  # (t may be a Tensor)
 
 
 def _log_softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, Any, Any]:

@@ -79,6 +79,7 @@ class LayerNorm(Op):
     """
 
     name = "layer_norm"
+    batching = "trailing"
     uses_output = False
 
     def __init__(self, dims: int, eps: float):

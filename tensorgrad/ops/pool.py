@@ -441,6 +441,7 @@ class AvgPool2dBackward(_Average):
     added to every element of its window. Its own VJP is ``AvgPool2d``."""
 
     name = "avg_pool2d_backward"
+    batching, batching_rank = "fold_batch", 4
 
     def __init__(self, input_size: Pair, **kwargs: Any):
         super().__init__(**kwargs)

@@ -52,6 +52,7 @@ class LSTMCell(Op):
     """
 
     name = "lstm_cell"
+    batching = "stacked_gates"
 
     def forward(self, x_gates, h_gates, c):
         hidden = _check_gates(self.name, 4, x_gates, h_gates, c)
@@ -122,6 +123,7 @@ class GRUCell(Op):
     """
 
     name = "gru_cell"
+    batching = "leading"
 
     def forward(self, x_gates, h_gates, h):
         hidden = _check_gates(self.name, 3, x_gates, h_gates, h)

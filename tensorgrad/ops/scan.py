@@ -67,7 +67,7 @@ class Cumprod(Op):
         eye = np.eye(n, dtype=bool)
         copies = np.where(eye, ts[..., None, :], xs[..., None, :])  # [..., k, j]
         earlier = np.triu(np.ones((n, n), dtype=bool))  # k ≤ j
-        return np.swapaxes((np.cumprod(copies, axis=-1) * earlier).sum(axis=-2), axis, -1)
+        return np.swapaxes((call(Cumprod, copies, axis=-1) * earlier).sum(axis=-2), axis, -1)
 
     def _recorded_vjp_at_zeros(self, grad, x):
         """On Tensors with zeros, the VJP as the definition, ``Σ_{j ≥ k} g_j Π_{i ≤ j, i ≠ k}

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, call, normalize_axis, shape_of
+from tensorgrad.ops.base import Op, call, constant, normalize_axis, shape_of
 from tensorgrad.ops.index import IndexAdd, _check_index, _full_index
 
 
@@ -43,6 +43,7 @@ class ScatterReduce(Op):
     factor gets ``g · (product of the others)``, exact also where factors are 0."""
 
     name = "scatter_reduce"
+    batching = "positions"
 
     def __init__(self, positions: tuple[Any, ...], reduce: str, include_self: bool):
         self.positions, self.reduce, self.include_self = positions, reduce, include_self
@@ -142,27 +143,29 @@ class ScatterReduce(Op):
         tx, tsrc = tangents
         shape = shape_of(x)
         flat_shape = shape or (1,)
-        result = np.asarray(out).reshape(flat_shape)
-        x_values = np.asarray(x).reshape(flat_shape)
-        src_values = self._src(np.asarray(src))
+        result = constant(out).reshape(flat_shape)
+        x_values = constant(x).reshape(flat_shape)
+        src_values = self._src(constant(src))
         landed = self._landed(shape).reshape(flat_shape)
         self_in = np.ones(flat_shape, bool) if self.include_self else landed == 0
         p = self.positions
-        tx = np.zeros(flat_shape) if tx is None else np.reshape(tx, flat_shape)
+        tx = np.zeros(flat_shape) if tx is None else tx.reshape(flat_shape)
         ts = np.zeros(src_values.shape) if tsrc is None else self._src(tsrc)
+
+        def scattered(values: Any) -> Any:  # np.add.at into zeros, recorded on Tensors
+            return call(IndexAdd, values, shape=flat_shape, index=p)
+
         if self.reduce == "prod":
             # the VJP's weights are ∂out/∂factor: the same numbers carry the tangents
             ones = np.ones(flat_shape, dtype=result.dtype)
             dx, dsrc = self._product_vjp(ones, out, x, src, x_values, src_values, self_in)
-            total = tx * dx
-            np.add.at(total, p, ts * dsrc)
+            total = tx * dx + scattered(ts * dsrc)
             return np.where(self_in | (landed > 0), total, tx).reshape(shape)
         wins_self = self_in & (x_values == result)
         count = wins_self.astype(np.int64)
         wins_src = src_values == result[p]
         np.add.at(count, p, wins_src.astype(np.int64))
-        total = tx * wins_self
-        np.add.at(total, p, ts * wins_src)
+        total = tx * wins_self + scattered(ts * wins_src)
         return (total / np.maximum(count, 1)).reshape(shape)
 
 

@@ -84,7 +84,7 @@ class Lgamma(Op):
         return first_order(math.lgamma, lambda v: float(digamma(v)))(x)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * _scipy_special().digamma(x)
+        return tangents[0] * call(Polygamma, x, n=0)
 
 
 class Polygamma(Op):
@@ -113,7 +113,7 @@ class Polygamma(Op):
 
     def jvp(self, tangents, out, x):
         with np.errstate(over="ignore", invalid="ignore"):  # (float32 tangents, as forward)
-            return tangents[0] * _scipy_special().polygamma(self.n + 1, x)
+            return tangents[0] * call(Polygamma, x, n=self.n + 1)
 
 
 class I0(Op):
@@ -131,7 +131,7 @@ class I0(Op):
         return object_arrays.elementwise(lambda v: _bessel_series(v, 0), x)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * _scipy_special().i1(x)
+        return tangents[0] * call(I1, x)
 
 
 class I1(Op):
@@ -158,7 +158,7 @@ class I1(Op):
         zero = x == 0
         ratio = np.where(zero, 0.5, out / np.where(zero, 1.0, x))
         with np.errstate(invalid="ignore"):
-            return tangents[0] * (_scipy_special().i0(x) - ratio)
+            return tangents[0] * (call(I0, x) - ratio)
 
 
 class Sinc(Op):

@@ -17,8 +17,8 @@ A checkpoint (``tensorgrad train --checkpoint FILE``) is a ``tg.save`` file hold
   batch size is the global batch), so the checkpoint resumes on any number of ranks that
   divides it.
 
-Written by ``tg.save`` (atomic, with a checksum), so a crash leaves the previous checkpoint;
-read by :func:`read`, which checks every part before anything is built from it.
+Written by ``tg.save`` (atomic, every entry with a CRC-32), so a crash leaves the previous
+checkpoint; read by :func:`read`, which checks every part before anything is built from it.
 """
 
 from __future__ import annotations

@@ -91,15 +91,16 @@ def test_an_op_without_a_jvp_rule_is_named(monkeypatch):
         gradcheck(lambda x: x.sin(), [make(3)], check_forward_ad=True)
 
 
-def test_undefined_grad_catches_a_backward_that_ignores_its_gradient():
+def test_a_backward_that_ignores_a_zero_gradient_always_fails():
     ignoring = cube_function(ignore_grad=True)
     x = make(4)
-    with pytest.raises(GradcheckError) as info:
-        gradcheck(ignoring.apply, [x])
-    assert info.value.report.check == "undefined grad"
-    assert info.value.report.input_name == "input 0"
-    # the derivatives themselves are right: check_undefined_grad=False lets it through
-    assert gradcheck(ignoring.apply, [x], check_undefined_grad=False, mode="jacobian")
+    for undefined in (True, False):  # PyTorch runs this one with every backward check
+        with pytest.raises(GradcheckError, match="backward not multiplied by grad_output") as info:
+            gradcheck(ignoring.apply, [x], check_undefined_grad=undefined, mode="jacobian")
+        assert info.value.report.check == "zero grad_output"
+        assert info.value.report.input_name == "input 0"
+    # only forward mode checked: nothing runs backward
+    assert gradcheck(ignoring.apply, [x], check_forward_ad=True, check_backward_ad=False)
 
 
 def test_forward_mode_checks_module_parameters():

@@ -1,4 +1,4 @@
-"""A hypothesis fuzz of the public tensor API (issue 13): random shapes (0-d, size 1, empty,
+"""A hypothesis fuzz of the public tensor API: random shapes (0-d, size 1, empty,
 broadcastable or not), dtypes (bool, int32, int64, float32, float64) and arguments, valid
 and invalid, for each entry point in a table.
 
@@ -723,7 +723,7 @@ def test_std_without_degrees_of_freedom_has_an_input_shaped_gradient(shape, dim)
 def test_integer_logsumexp_is_float32_and_softmax_refuses_integers() -> None:
     """Found by the fuzz: logsumexp of an integer tensor was float64 (NumPy's exp of int64);
     PyTorch computes it in the default float dtype. softmax and log_softmax have no integer
-    kernel in PyTorch (NotImplementedError), unless ``dtype=`` asks for a float (issue 22)."""
+    kernel in PyTorch (NotImplementedError), unless ``dtype=`` asks for a float."""
     x = tg.tensor([1, 2, 3])
     assert x.logsumexp(0).dtype == np.float32
     assert tg.tensor([True, False]).logsumexp(0).dtype == np.float32

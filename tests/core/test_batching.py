@@ -11,6 +11,8 @@ call per sample, in float64.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,27 @@ def test_per_sample_gradients_of_an_mlp_batch_for_real():
             np.testing.assert_allclose(g[i].numpy(), p.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
+def test_an_op_without_a_rule_warns_once_naming_it_and_is_still_right(monkeypatch):
+    monkeypatch.setattr(batching.state, "warned", set())
+    x = tg.tensor(np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, -4.0]]))
+    signs = tg.tensor(np.array([-1.0, 1.0, -1.0]))
+    with pytest.warns(UserWarning, match="batching rule for copysign") as caught:
+        first = func.vmap(lambda r: r.copysign(signs))(x)
+    assert "There is a performance drop because we have not yet implemented" in str(
+        caught[0].message
+    )
+    assert caught[0].filename == __file__  # the user's line, not tensorgrad's
+    np.testing.assert_array_equal(first.numpy(), np.copysign(x.numpy(), signs.numpy()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per op: the second call is silent
+        func.vmap(lambda r: r.copysign(signs))(x)
+    monkeypatch.setattr(batching.state, "warned", set())
+    monkeypatch.setattr(batching, "FALLBACK_WARNINGS", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the off-switch
+        func.vmap(lambda r: r.copysign(signs))(x)
+
+
 @pytest.mark.parametrize("shortcuts", [True, False])
 def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts):
     """The speed trick in ``ops.linalg`` (a broadcast weight as one matrix, outer products
@@ -149,6 +172,14 @@ def test_matmul_stacked_shortcuts_give_the_same_products(monkeypatch, shortcuts)
     np.testing.assert_allclose(ops.linalg._matmul(x, shared), np.matmul(x, w), rtol=1e-12)
     column, row = rng.standard_normal((5, 7, 1)), rng.standard_normal((5, 1, 3))
     np.testing.assert_allclose(ops.linalg._matmul(column, row), np.matmul(column, row), rtol=1e-12)
+    long_row = rng.standard_normal((5, 1, 1030))
+    np.testing.assert_allclose(
+        ops.linalg._matmul(column, long_row), np.matmul(column, long_row), rtol=1e-12
+    )
+    left = np.broadcast_to(rng.standard_normal((3, 7)), (5, 3, 7))
+    np.testing.assert_allclose(
+        ops.linalg._matmul(left, column), np.matmul(left, column), rtol=1e-12
+    )
     params = [tg.tensor(rng.standard_normal(s)) for s in ((7, 4), (4,), (4, 2), (2,))]
     xs, ys = tg.tensor(rng.standard_normal((5, 7))), tg.tensor(rng.integers(0, 2, 5))
     got = func.vmap(func.grad(_mlp_loss), in_dims=(None, 0, 0))(params, xs, ys)
@@ -214,6 +245,8 @@ def test_comparisons_masks_and_reductions_see_one_sample():
     np.testing.assert_array_equal(indices.numpy(), [2, 2])
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         func.vmap(lambda r: r * float(r.sum()))(x)
+    with pytest.raises(RuntimeError, match="results of different shapes .* boolean mask"):
+        func.vmap(lambda r: r[r > 0])(x)  # 2 and 1 elements: a shape from the values
 
 
 def test_in_place_ops_inside_vmap():
@@ -346,3 +379,145 @@ def test_per_sample_gradients_of_a_transformer_block_with_shared_embeddings():
             np.testing.assert_allclose(
                 grads[name][b].numpy(), leaf.grad.numpy(), rtol=1e-9, atol=1e-12
             )
+
+
+# --------------------------------------------------------------------------- more layouts
+#: a derandomized slice of the registry for the default run (every seventh case); the
+#: whole registry under ``-m slow``
+EVERY = 7
+LAYOUT_CASES = CASES[::EVERY]
+LAYOUT_CASES_ALL = [c for i, c in enumerate(CASES) if i % EVERY]
+
+
+def _scaled(sample, count):
+    """``count`` variants of each argument of ``sample`` (scaled by 1, 0.999, ...)."""
+    scales = [1.0 - 0.001 * i for i in range(count)]
+    return [[np.asarray(a, dtype=np.float64) * s for s in scales] for a in sample.args]
+
+
+def _usable(info, sample):
+    """Whether the sample runs and gives only tensors (vmap maps only those)."""
+    if not sample.args:
+        return False
+    try:
+        with quiet(sample):
+            return tensor_outputs(info, sample)
+    except Exception:
+        return False
+
+
+def check_in_dims_out_dims_and_nesting(info, sample):
+    """Mixed in_dims (the first argument mapped over its axis 1 where it has one, the second
+    over axis 0, the rest shared), out_dims=-1, and two nested levels (2 × 3 samples)."""
+    per_arg = _scaled(sample, 6)
+    dims = []
+    for i, v in enumerate(per_arg):
+        dims.append((1 if v[0].ndim else 0) if i == 0 else 0 if i == 1 else None)
+    stacked = [tg.tensor(v[0] if d is None else np.stack(v[:3], d)) for v, d in zip(per_arg, dims)]
+    with np.errstate(all="ignore"), quiet(sample):
+        got = func.vmap(
+            lambda *xs: tuple(outputs(info.call(list(xs), sample))), in_dims=tuple(dims),
+            out_dims=-1,
+        )(*stacked)  # fmt: skip
+        rows = [
+            [
+                o.numpy()
+                for o in outputs(
+                    info.call(
+                        [tg.tensor(v[0] if d is None else v[b]) for v, d in zip(per_arg, dims)],
+                        sample,
+                    )
+                )
+            ]
+            for b in range(3)
+        ]
+    for g, column in zip(got, zip(*rows, strict=True), strict=True):
+        np.testing.assert_allclose(
+            g.numpy(), np.stack(column, -1), rtol=1e-12, atol=1e-12, equal_nan=True
+        )
+    grid = [tg.tensor(np.stack(v).reshape(2, 3, *v[0].shape)) for v in per_arg]
+    with np.errstate(all="ignore"), quiet(sample):
+        inner = func.vmap(lambda *xs: tuple(outputs(info.call(list(xs), sample))))
+        nested = func.vmap(inner)(*grid)
+        flat = [
+            [o.numpy() for o in outputs(info.call([tg.tensor(v[b]) for v in per_arg], sample))]
+            for b in range(6)
+        ]
+    for g, column in zip(nested, zip(*flat, strict=True), strict=True):
+        want = np.stack(column).reshape(2, 3, *column[0].shape)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize(("info", "sample"), LAYOUT_CASES)
+def test_in_dims_out_dims_and_nested_vmap_equal_loops(info, sample):
+    if not _usable(info, sample):
+        pytest.skip("no tensor argument, an error sample, or an output that is not a tensor")
+    check_in_dims_out_dims_and_nesting(info, sample)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("info", "sample"), LAYOUT_CASES_ALL)
+def test_in_dims_out_dims_and_nested_vmap_equal_loops_everywhere(info, sample):
+    if not _usable(info, sample):
+        pytest.skip("no tensor argument, an error sample, or an output that is not a tensor")
+    check_in_dims_out_dims_and_nesting(info, sample)
+
+
+JVP_CASES = GRAD_CASES[::EVERY]
+JVP_CASES_ALL = [c for i, c in enumerate(GRAD_CASES) if i % EVERY]
+
+
+def check_vmap_of_jvp(info, sample):
+    """``vmap(jvp)``: every sample its own point and its own tangents, against one ``jvp``
+    per sample."""
+    per_arg = _scaled(sample, 3)
+    rng = np.random.default_rng(5)
+    tangents = [[rng.standard_normal(np.shape(v[0])) for _ in range(3)] for v in per_arg]
+
+    def slope(*xs_and_ts):
+        half = len(xs_and_ts) // 2
+        _, out = func.jvp(
+            lambda *xs: tuple(outputs(info.call(list(xs), sample))),
+            tuple(xs_and_ts[:half]),
+            tuple(xs_and_ts[half:]),
+        )
+        return out
+
+    with np.errstate(all="ignore"):
+        got = func.vmap(slope)(*(tg.tensor(np.stack(v)) for v in per_arg + tangents))
+        want = [
+            [
+                o.numpy()
+                for o in slope(
+                    *(tg.tensor(v[b]) for v in per_arg), *(tg.tensor(t[b]) for t in tangents)
+                )
+            ]
+            for b in range(3)
+        ]
+    for g, column in zip(got, zip(*want, strict=True), strict=True):
+        np.testing.assert_allclose(g.numpy(), np.stack(column), rtol=1e-10, atol=1e-12)
+
+
+def _differentiable_floats(info, sample):
+    if not sample.args:
+        return False
+    try:
+        first = outputs(info.call([tg.tensor(np.asarray(a, float)) for a in sample.args], sample))
+    except Exception:
+        return False
+    return all(isinstance(o, tg.Tensor) and o.dtype.kind == "f" for o in first)
+
+
+@pytest.mark.parametrize(("info", "sample"), JVP_CASES)
+def test_vmap_of_jvp_equals_one_jvp_per_sample(info, sample):
+    if not _differentiable_floats(info, sample):
+        pytest.skip("an error sample, or an output that is not a floating-point tensor")
+    check_vmap_of_jvp(info, sample)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("info", "sample"), JVP_CASES_ALL)
+def test_vmap_of_jvp_equals_one_jvp_per_sample_everywhere(info, sample):
+    if not _differentiable_floats(info, sample):
+        pytest.skip("an error sample, or an output that is not a floating-point tensor")
+    check_vmap_of_jvp(info, sample)

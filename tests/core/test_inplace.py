@@ -1,5 +1,6 @@
-"""In-place changes, views and version counters: issue 12's silent wrong gradients, their
-siblings, and PyTorch's behaviour for each (compared where PyTorch is installed)."""
+"""In-place changes, views and version counters: the changes that once gave silently wrong
+gradients, their siblings, and PyTorch's behaviour for each (compared where PyTorch is
+installed)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def grad_of(t):
     return None if t.grad is None else t.grad.numpy()
 
 
-# ---------------------------------------------------------------- issue 12, item 1
+# ---------------------------------------------------------------- changes after the forward
 def test_optimizer_step_between_forward_and_backward_is_seen_through_a_transpose():
     w = nn.Parameter(np.array([[1.0, 2.0], [3.0, 4.0]]))
     x = leaf([[1.0, 1.0]])
@@ -83,7 +84,7 @@ def test_assigning_data_bumps_the_version_of_what_was_saved():
     np.testing.assert_array_equal(x.grad.numpy(), [20.0, 40.0])
 
 
-# ---------------------------------------------------------------- issue 12, item 2
+# ---------------------------------------------------------------- assignment into tensors
 def test_assignment_into_a_plain_tensor_carries_the_gradient():
     y = leaf(3.0)
     x = tg.zeros(3, dtype=tg.float64)
@@ -102,7 +103,7 @@ def test_assignment_of_a_slice_of_a_graph_tensor():
     np.testing.assert_allclose(a.grad.numpy(), [2 + 4, 4 + 32, 6])
 
 
-# ---------------------------------------------------------------- issue 12, item 21
+# ---------------------------------------------------------------- a failed backward
 def test_retry_after_a_failed_backward_says_why():
     x = leaf([1.0, 2.0])
     y = x.exp()

@@ -1,7 +1,7 @@
-"""Issue 22's missing names without PyTorch: values against NumPy (and SciPy) references,
-result dtypes, and gradients of the compositions the op registry does not cover, by
-``gradcheck`` in float64. (With PyTorch installed, ``test_more_pytorch_names.py`` compares
-the same names with PyTorch itself.)"""
+"""PyTorch's less common math, scattering and shape functions without PyTorch: values against
+NumPy (and SciPy) references, result dtypes, and gradients of the compositions the op registry
+does not cover, by ``gradcheck`` in float64. (With PyTorch installed,
+``test_more_pytorch_names.py`` compares the same names with PyTorch itself.)"""
 
 from __future__ import annotations
 

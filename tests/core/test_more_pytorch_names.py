@@ -1,7 +1,8 @@
-"""Issue 22's missing names against PyTorch itself (float64; skipped where PyTorch is not
-installed): values, result dtypes, gradients of a weighted sum of the outputs, and error
-types. Each case is one function of the library (``tg`` or ``torch``), so the very same code
-runs on both; the NumPy-only checks of the same names are in ``test_more_names_numpy.py``.
+"""PyTorch's less common math, scattering and shape functions against PyTorch itself (float64;
+skipped where PyTorch is not installed): values, result dtypes, gradients of a weighted sum of
+the outputs, and error types. Each case is one function of the library (``tg`` or ``torch``), so
+the very same code runs on both; the NumPy-only checks of the same names are in
+``test_more_names_numpy.py``.
 """
 
 from __future__ import annotations

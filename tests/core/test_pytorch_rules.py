@@ -1,5 +1,5 @@
-"""PyTorch's semantics where a differential fuzz against PyTorch found tensorgrad's to differ
-(issue 22), each against hand-computed values, so that they hold without PyTorch installed
+"""PyTorch's semantics where a differential fuzz against PyTorch found tensorgrad's to differ,
+each against hand-computed values, so that they hold without PyTorch installed
 (tests/core/test_torch_fuzz.py compares with PyTorch itself): indexing order, NaN in sorts,
 gradients of piecewise-constant and remainder ops, dtypes, the calls PyTorch accepts and the
 ones it refuses, and PyTorch's exception types.

@@ -1,10 +1,10 @@
-"""A differential fuzz against PyTorch itself (issue 22; skipped where PyTorch is not
-installed): hypothesis draws a PyTorch-named call from a table that spans the API (pointwise
-functions, binary operators with broadcasting and numbers on either side, reductions, shape
-ops, indexing, matrix products, ``nn.functional``, creation functions), inputs with 0-d,
-empty, size-1 and broadcast dimensions in bool, int32, int64, float32 and float64, each as a
-contiguous tensor, a transposed view or a strided view, and runs the very same code with
-``lib = torch`` and ``lib = tensorgrad``.
+"""A differential fuzz against PyTorch itself (skipped where PyTorch is not installed):
+hypothesis draws a PyTorch-named call from a table that spans the API (pointwise functions,
+binary operators with broadcasting and numbers on either side, reductions, shape ops, indexing,
+matrix products, ``nn.functional``, creation functions), inputs with 0-d, empty, size-1 and
+broadcast dimensions in bool, int32, int64, float32 and float64, each as a contiguous tensor, a
+transposed view or a strided view, and runs the very same code with ``lib = torch`` and
+``lib = tensorgrad``.
 
 The two must agree:
 

@@ -124,8 +124,19 @@ def test_gelu_agrees_with_torch():
     x = np.concatenate([wide_range(), np.array([-np.inf, -1e30, 1e30, np.inf], np.float32)])
     ours = tg.nn.functional.gelu(tg.tensor(x)).numpy()
     theirs = torch.nn.functional.gelu(torch.from_numpy(x)).numpy()
-    # PyTorch's kernel rounds Φ to 0 from x ≈ -5.3 on, where GELU is still -3e-7
-    np.testing.assert_allclose(ours, theirs, rtol=1.2e-6, atol=1e-6)
+    # PyTorch's vectorized float32 kernel gives NaN at +inf (its scalar path, one element,
+    # inf): a difference (docs/porting.md); ours is inf, the limit, there
+    assert ours[-1] == np.inf and np.isnan(theirs[-1])
+    assert torch.nn.functional.gelu(torch.tensor([np.inf])).item() == np.inf
+    # PyTorch's kernel rounds Φ to 0 from x ≈ -5.3 on, where GELU is still -3e-7; both
+    # compute Φ to an absolute error (ours 2.2e-7, PyTorch's about 1.1e-7), which x·Φ(x)
+    # scales by |x|: from x ≈ -3 to -4 that is more than 1e-6
+    ours, theirs, x = ours[:-1], theirs[:-1], x[:-1].astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))  # GELU(-inf)
+    finite = ~np.isnan(theirs)
+    ours, theirs, x = ours[finite].astype(np.float64), theirs[finite].astype(np.float64), x[finite]
+    bound = 1.2e-6 * np.abs(theirs) + 1e-6 + 3.3e-7 * np.abs(x)
+    assert np.all(np.abs(ours - theirs) <= bound)
 
 
 def test_float64_erf_stays_exact():

@@ -159,7 +159,7 @@ def test_evaluate_a_corrupt_file_names_it(saved_model, capsys):
     data[100] ^= 1
     saved_model.write_bytes(bytes(data))
     status, err = evaluate(saved_model, capsys)
-    assert status == 1 and f"{saved_model}: corrupt checkpoint" in err
+    assert status == 1 and f"{saved_model}: a PyTorch checkpoint, but truncated or corrupt" in err
 
 
 def test_resume_from_a_bad_file_is_a_clear_error(tmp_path, saved_model, capsys):

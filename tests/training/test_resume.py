@@ -291,7 +291,7 @@ def test_damaged_checkpoints_are_refused_before_anything_runs(tmp_path):
 
 @pytest.mark.skipif(
     not hasattr(tg.autograd, "detect_anomaly"),
-    reason="tg.autograd.detect_anomaly is not in this tensorgrad yet (issue 13, the engine)",
+    reason="tg.autograd.detect_anomaly is not in this tensorgrad",
 )
 def test_detect_anomaly_names_the_op_that_made_the_nan():
     """With the engine's own detect_anomaly: a NaN put into a weight is caught by the mode

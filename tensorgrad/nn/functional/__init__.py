@@ -5,7 +5,6 @@ One module per family, as ``tensorgrad.nn.modules``: ``activation``, ``linear``,
 ``sparse`` holds ``one_hot`` (where PyTorch's documentation lists it).
 """
 
-# issue 22's missing names
 from tensorgrad.nn.functional.activation import (
     celu,
     elu,
@@ -84,7 +83,6 @@ from tensorgrad.nn.functional.upsampling import interpolate, upsample
 
 __all__ = [
     "adaptive_avg_pool2d",
-    # issue 22's missing names
     "adaptive_max_pool2d",
     "alpha_dropout",
     "avg_pool1d",

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
+from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 
@@ -72,14 +73,14 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # --------------------------------------------------------------------------- more activations
-# (issue 22's missing names), composed of existing ops: no VJP of their own
+# composed of existing ops: no VJP of their own
 def _between(x: Tensor, low: float, high: float) -> Tensor:
     """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
     0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
     data = x._data
     if data.dtype.kind != "f":  # no gradient to shape: PyTorch keeps the integer dtype
-        return wrap(np.clip(data, low, high).astype(data.dtype))
-    inside = (data > low) & (data < high)
+        return batching.like(x, wrap(np.clip(data, low, high).astype(data.dtype)))
+    inside = (x > low) & (x < high)  # (comparisons of tensors: inside vmap, per sample)
     return where(inside, x, x.detach().clamp(low, high))
 
 
@@ -167,7 +168,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
     x = as_tensor(input)
-    return where(np.abs(x._data) > lambd, x, 0.0).to(x.dtype)
+    return where((x > lambd) | (x < -lambd), x, 0.0).to(x.dtype)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -175,8 +176,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = as_tensor(input)
-    data = x._data
-    shrunk = where(data > lambd, x - lambd, where(data < -lambd, x + lambd, 0.0))
+    shrunk = where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0))
     return shrunk.to(x.dtype)
 
 
@@ -195,7 +195,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
     x = as_tensor(input)
-    out = where(x._data > threshold, x, value).to(x.dtype)
+    out = where(x > threshold, x, value).to(x.dtype)
     return x.copy_(out) if inplace else out
 
 

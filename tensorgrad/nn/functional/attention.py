@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad.core import batching
 from tensorgrad.core.engine import apply
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import tensor_of
@@ -19,7 +20,8 @@ def _additive_mask(mask: Any, dtype: np.dtype) -> Any:
     in the queries' dtype."""
     mask = tensor_of(mask)
     if mask.dtype == np.bool_:
-        return Tensor(np.where(mask._data, 0.0, -np.inf).astype(dtype))
+        additive = Tensor(np.where(mask._data, 0.0, -np.inf).astype(dtype))
+        return batching.like(mask, additive)  # inside vmap, laid out as the mask's batch
     return mask if mask.dtype == dtype else mask.to(dtype)
 
 

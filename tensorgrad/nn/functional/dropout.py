@@ -75,7 +75,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 # --------------------------------------------------------------------------- more dropout
-# (issue 22's missing names)
+# (channel dropout of 1-D input, alpha dropout)
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, L) or (C, L) input with probability ``p`` and scale the
     rest by 1/(1 − p); the identity when not training."""

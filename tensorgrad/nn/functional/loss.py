@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import where
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -233,6 +234,8 @@ def nll_loss(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     log_probs = _tensor(input)
+    if batching.levels_of(target):  # inside vmap, a target per sample: by batching ops
+        return _nll_loss_per_sample(log_probs, target, weight, ignore_index, reduction)
     target = _indices(target)
     if target.dtype.kind not in "iu":
         raise RuntimeError(
@@ -287,6 +290,70 @@ def nll_loss(
     divisor = float(sample_weights.sum())
     # nothing counted: NaN, as PyTorch, with a zero gradient (0 · total keeps the graph)
     return total / divisor if divisor else total * 0.0 + math.nan
+
+
+def _nll_loss_per_sample(
+    log_probs: Tensor, target: Tensor, weight: Any, ignore_index: int, reduction: str
+) -> Tensor:
+    """``nll_loss`` inside vmap with a batched target: the same loss written with ops that
+    have batching rules (a gather of each row's log-probability, masks, sums), so every
+    sample reads its own targets."""
+    options = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(
+            "nll_loss: expected target dtype to be Long or Byte (class indices), but got "
+            f"{target.dtype}"
+        )
+    shape, target_shape = tuple(log_probs.shape), tuple(target.shape)
+    if len(shape) == 1:
+        if math.prod(target_shape) != 1:
+            raise ValueError(
+                f"nll_loss: for input of shape {shape} the target must be a single class "
+                f"index, got shape {target_shape}"
+            )
+        loss = nll_loss(log_probs.reshape(1, -1), target.reshape(1), **options)
+        return loss.reshape(()) if reduction == "none" else loss
+    if len(shape) > 2:
+        _check_spatial_target(shape, target_shape, "nll_loss")
+        order = (0, *range(2, len(shape)), 1)
+        flat = log_probs.permute(order).reshape(-1, shape[1])
+        loss = nll_loss(flat, target.reshape(-1), **options)
+        return loss.reshape(target_shape) if reduction == "none" else loss
+    n, classes = shape if len(shape) == 2 else (0, 0)
+    if len(shape) != 2:
+        raise ValueError(
+            f"nll_loss: input must have 1 or more dimensions (batch, classes, ...), got shape "
+            f"{shape}"
+        )
+    if target_shape != (n,):
+        raise ValueError(
+            f"nll_loss: Expected input batch_size ({n}) to match target batch_size "
+            f"({target_shape[0] if target_shape else 1}): input of shape {shape}, target of "
+            f"shape {target_shape}"
+        )
+    weights = _class_weights(weight, classes, "nll_loss")
+    values = target._data  # every sample's targets at once: a range check needs no layout
+    counted = values[values != ignore_index]
+    if counted.size and (counted.min() < 0 or counted.max() >= classes):
+        bad = int(counted.min() if counted.min() < 0 else counted.max())
+        raise IndexError(f"nll_loss: target class {bad} is out of range for {classes} classes")
+    kept = target != ignore_index
+    safe = where(kept, target, 0)
+    picked = log_probs.gather(1, safe.reshape(n, 1)).reshape(n)
+    sample_weights = kept.to(log_probs.dtype)
+    if weights is not None:
+        table = as_tensor(weights.astype(log_probs.dtype))
+        sample_weights = sample_weights * table[safe]
+    losses = -picked * sample_weights
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    divisor = sample_weights.sum()
+    # nothing counted: NaN, as PyTorch, with a zero gradient
+    some = divisor != 0
+    return where(some, total / where(some, divisor, 1.0), math.nan)
 
 
 def binary_cross_entropy(

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
-from tensorgrad.core import engine
+from tensorgrad.core import batching, engine
 from tensorgrad.core.engine import apply, as_tensor
-from tensorgrad.core.math_methods import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import no_grad
 
@@ -48,14 +48,36 @@ def batch_norm(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"of shape {x.shape}"
             )
+        if (
+            training
+            and running_mean is not None
+            and running_var is not None
+            and set(batching.levels_of(x)) - set(batching.levels_of(running_mean))
+        ):
+            raise RuntimeError(
+                "Batch norm got a batched tensor as input while the running_mean or "
+                "running_var, which will be updated in place, were not batched.\nIf you are "
+                "using a module and do not need eval mode, please set `track_running_stats` "
+                "to be False. If you are using a prebuilt module and do not need eval mode, "
+                "please see the functorch website for resources on how to patch your module "
+                "to work with vmap"
+            )
         op = ops.Normalize(axes, eps)
         out = apply(op, x)
         if training and running_mean is not None and running_var is not None:
-            mean, var, _ = op.saved
-            with no_grad():
+            if op.saved is None:  # inside vmap its rule ran a copy: each sample's statistics
+                mean, var = x.detach().mean(axes), x.detach().var(axes, unbiased=False)
+            else:
+                mean, var, _ = op.saved
+            with no_grad():  # (inside vmap, PyTorch's error: a shared buffer, batched stats)
                 unbiased = var.reshape(channels) * (count / (count - 1))
                 running_mean.mul_(1.0 - momentum).add_(mean.reshape(channels) * momentum)
                 running_var.mul_(1.0 - momentum).add_(unbiased * momentum)
+    elif batching.levels_of(running_mean) or batching.levels_of(running_var):
+        # statistics per sample (vmap over the buffers): by tensor ops, which batch
+        out = (x - running_mean.reshape(shape).to(x.dtype)) * (
+            running_var.reshape(shape).to(x.dtype) + eps
+        ).rsqrt()
     else:
         mean = running_mean._data.reshape(shape)
         inverse_std = 1.0 / np.sqrt(running_var._data.reshape(shape) + eps)
@@ -127,7 +149,7 @@ def layer_norm(
 
 
 # --------------------------------------------------------------------------- more normalisations
-# (issue 22's missing names): the ``normalize`` op over other axes, or compositions
+# the ``normalize`` op over other axes, or compositions
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
     if weight is not None:
         out = out * weight.reshape(shape)

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.core.engine import apply
-from tensorgrad.core.math_methods import no_bool_kernel
+from tensorgrad.core import batching
+from tensorgrad.core.engine import apply, wrap
+from tensorgrad.core.methods.common import no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
@@ -51,11 +52,13 @@ def max_pool2d(
         no_bool_kernel("max_pool2d", tensor_of(input)), 4, "max_pool2d", "(N, C, H, W)"
     )
     op = MaxPool2d(kernel, stride, padding, dilation, ceil_mode, return_indices=return_indices)
-    out = unbatched(apply(op, x), added)
+    pooled = apply(op, x)
+    out = unbatched(pooled, added)
     if not return_indices:
         return out
-    indices = op.indices[0] if added else op.indices
-    return out, Tensor(indices)
+    # (inside vmap the op ran on every sample at once: its indices take the output's layout)
+    indices = batching.like(pooled, wrap(np.reshape(op.indices, pooled._data.shape)))
+    return out, unbatched(indices, added)
 
 
 def avg_pool2d(
@@ -121,7 +124,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...]
 
 
 # --------------------------------------------------------------------------- more pooling
-# (issue 22's missing names): the 1-D pools as 2-D ones over a height of 1, and compositions
+# the 1-D pools as 2-D ones over a height of 1, and compositions
 def _one(value: Any, name: str, what: str) -> int:
     if isinstance(value, Sequence):
         if len(value) != 1:
@@ -193,21 +196,22 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     n, c, h, w = x.shape
     oh, ow = (h if sizes[0] is None else int(sizes[0])), (w if sizes[1] is None else int(sizes[1]))
     data = x._data
-    index = np.zeros((n, c, oh, ow), dtype=np.int64)
+    lead = data.shape[:-2]  # (N, C), and inside vmap the batch axes before them
+    index = np.zeros((*lead, oh, ow), dtype=np.int64)
     for i, (r0, r1) in enumerate(_adaptive_bounds(h, oh)):
         for j, (c0, c1) in enumerate(_adaptive_bounds(w, ow)):
-            window = data[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            window = data[..., r0:r1, c0:c1].reshape(*lead, -1)
             if not window.shape[-1]:
                 continue
             nan = np.isnan(window)
             best = np.where(nan.any(-1), np.argmax(nan, -1), np.argmax(window, -1))
             rows, cols = np.divmod(best, c1 - c0)
-            index[:, :, i, j] = (rows + r0) * w + cols + c0
+            index[..., i, j] = (rows + r0) * w + cols + c0
     flat = x.reshape(n, c, h * w)
-    out = flat.gather(2, Tensor(index.reshape(n, c, oh * ow))).reshape(n, c, oh, ow)
-    out = unbatched(out, added)
+    picks = batching.like(x, wrap(index.reshape(*lead, oh * ow)))
+    out = unbatched(flat.gather(2, picks).reshape(n, c, oh, ow), added)
     if return_indices:
-        return out, Tensor(index[0] if added else index)
+        return out, unbatched(batching.like(x, wrap(index)), added)
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
+from tensorgrad.core import batching
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.functions import where
 from tensorgrad.core.tensor import Tensor
@@ -26,9 +27,15 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError(
             f"one_hot is only applicable to index tensors (integers), got {indices.dtype}"
         )
+    if num_classes == -1 and batching.levels_of(tensor):
+        raise RuntimeError(
+            "vmap: one_hot with num_classes=-1 infers its shape from the values, which differ "
+            "from sample to sample; pass num_classes"
+        )
     classes = _classes(indices, num_classes)
     encoded = indices[..., None] == np.arange(classes, dtype=indices.dtype)
-    return wrap(encoded.astype(array_backend.int64))
+    # (inside vmap the array holds every sample, batch axes first: so does the encoding)
+    return batching.like(tensor, wrap(encoded.astype(array_backend.int64)))
 
 
 def _classes(indices: np.ndarray, num_classes: Any) -> int:
@@ -77,7 +84,7 @@ def embedding(
         _renorm(weight, np.unique(indices % rows), max_norm, norm_type)
     out = weight[indices]
     if padding_idx is not None:  # the same values; the padding row's gradient held back
-        padding = indices[..., None] == padding_idx % rows
+        padding = batching.like(input, wrap(indices[..., None] == padding_idx % rows))
         out = where(padding, out.detach(), out)
     return out
 

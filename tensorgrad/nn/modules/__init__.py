@@ -22,7 +22,6 @@
 ``activation`` also holds ``MultiheadAttention``, as PyTorch's.
 """
 
-# issue 22's missing names
 from tensorgrad.nn.modules.activation import (
     CELU,
     ELU,
@@ -123,7 +122,6 @@ from tensorgrad.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, Ups
 FUSERS[Linear] = FUSERS[ReLU] = (linear_chain, frozenset((Linear, ReLU)))
 
 __all__ = [
-    # issue 22's missing names
     "CELU",
     "ELU",
     "GELU",

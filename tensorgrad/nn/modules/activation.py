@@ -397,7 +397,7 @@ class MultiheadAttention(Module):
 
 
 # --------------------------------------------------------------------------- more activations
-# (issue 22's missing names): the module forms of the functions in nn.functional.activation
+# the module forms of the other functions in nn.functional.activation
 class Hardtanh(Module):
     """``x`` clamped into ``[min_val, max_val]`` (``F.hardtanh``)."""
 

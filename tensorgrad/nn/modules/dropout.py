@@ -46,7 +46,7 @@ class Dropout2d(Module):
 
 
 # --------------------------------------------------------------------------- more dropout
-# (issue 22's missing names)
+# (channel dropout of 1-D input, alpha dropout)
 class Dropout1d(Module):
     """Zeroes whole channels of (N, C, L) or (C, L) input with probability ``p`` while
     training, scaling the rest by 1/(1 − p); the identity in eval mode."""

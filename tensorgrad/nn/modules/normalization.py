@@ -53,7 +53,7 @@ class LayerNorm(Module):
 
 
 # --------------------------------------------------------------------------- more normalisations
-# (issue 22's missing names)
+# (group, RMS, local response and instance norm)
 class GroupNorm(Module):
     """Normalise over groups of ``num_channels / num_groups`` channels, then scale and shift
     per channel (ones and zeros at first) when ``affine``."""

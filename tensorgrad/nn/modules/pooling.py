@@ -83,7 +83,7 @@ class AdaptiveAvgPool2d(Module):
 
 
 # --------------------------------------------------------------------------- more pooling
-# (issue 22's missing names)
+# (the 1-D pools, adaptive max pooling and LP pooling)
 class MaxPool1d(Module):
     def __init__(
         self,

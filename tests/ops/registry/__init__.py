@@ -31,9 +31,9 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``scan``           cumprod, logcumsumexp, cummax, cummin
 ``scatter``        scatter, scatter_reduce (all reductions), index_add/copy/fill,
                    masked_scatter, index_put, bincount
-``composed``       issue 22's compositions: einsum, tensordot, median, kthvalue, hypot,
-                   logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and RMS norm,
-                   cosine similarity
+``composed``       functions composed of existing ops: einsum, tensordot, median, kthvalue,
+                   hypot, logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and
+                   RMS norm, cosine similarity
 =================  ==========================================================================
 
 Adding an op: add its entry to the module of its family (as ``tensorgrad/ops/``), with
@@ -50,8 +50,7 @@ declare their scalar-engine reference, built from Value operations, beside their
 handles them too; nothing to add here.
 """
 
-# issue 22's missing names
-from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries  # noqa: F401 - importing a family module registers its entries
+from tests.ops.registry import (  # noqa: F401 - importing a family module registers its entries
     activation,
     attention,
     composed,

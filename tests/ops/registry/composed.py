@@ -1,4 +1,4 @@
-"""Registry entries for issue 22's functions composed of existing ops (no VJP of their own):
+"""Registry entries for the functions composed of existing ops (no VJP of their own):
 the registry's gradient checks cover the compositions too. einsum and tensordot (permutes,
 reshapes, one batched matmul per pair), order statistics (a gather), two-operand math,
 products, and the nn.functional normalisations and distances."""

@@ -1,7 +1,7 @@
-"""Registry entries for the ops and functions ported PyTorch programs use (issue 15): softplus, elu,
-silu, binary cross-entropy of probabilities, cross-entropy and nll_loss with class weights and
-``ignore_index``, binary cross-entropy with logits with ``weight``/``pos_weight``, the L1
-family (l1, smooth L1, Huber) and the KL divergence.
+"""Registry entries for the ops and functions ported PyTorch programs use: softplus, elu, silu,
+binary cross-entropy of probabilities, cross-entropy and nll_loss with class weights and
+``ignore_index``, binary cross-entropy with logits with ``weight``/``pos_weight``, the L1 family
+(l1, smooth L1, Huber) and the KL divergence.
 
 The references are written from the definitions, not from the ops' formulas: per-sample loops
 for the weighted losses, ``np.logaddexp`` for softplus, ``exp(x) − 1`` for elu. Samples keep

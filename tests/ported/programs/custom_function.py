@@ -1,21 +1,23 @@
-"""Custom autograd Functions the way PyTorch's tutorial writes them, checked with gradcheck,
-then used to fit sin(x)."""
-
-import math
+"""Custom autograd Functions (one that saves its output, one with a non-tensor argument and
+needs_input_grad), checked with gradcheck, then used in a fit and a clamp."""
 
 import torch
 
 
-class LegendrePolynomial3(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, input):
-        ctx.save_for_backward(input)
-        return 0.5 * (5 * input**3 - 3 * input)
+class Squash(torch.autograd.Function):
+    """x / (1 + |x|), whose derivative 1 / (1 + |x|)^2 = (1 - |y|)^2 needs only the output,
+    so the output is what is saved."""
 
     @staticmethod
-    def backward(ctx, grad_output):
-        (input,) = ctx.saved_tensors
-        return grad_output * 1.5 * (5 * input**2 - 1)
+    def forward(ctx, x):
+        y = x / (1 + x.abs())
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        (y,) = ctx.saved_tensors
+        return grad_y * (1 - y.abs()) ** 2
 
 
 class ClampedScale(torch.autograd.Function):
@@ -36,33 +38,30 @@ class ClampedScale(torch.autograd.Function):
         return grad_x, grad_scale, None
 
 
-check_input = torch.linspace(-0.9, 0.9, 7, dtype=torch.double, requires_grad=True)
-print("gradcheck", torch.autograd.gradcheck(LegendrePolynomial3.apply, (check_input,)))
+wide = torch.linspace(-2.5, 2.5, 7, dtype=torch.double, requires_grad=True)
+print("gradcheck", torch.autograd.gradcheck(Squash.apply, (wide,)))
+narrow = torch.linspace(-0.9, 0.9, 7, dtype=torch.double, requires_grad=True)
 scale = torch.tensor(1.7, dtype=torch.double, requires_grad=True)
 print(
     "gradcheck2",
-    torch.autograd.gradcheck(lambda x, s: ClampedScale.apply(x, s, 1.2), (check_input, scale)),
+    torch.autograd.gradcheck(lambda x, s: ClampedScale.apply(x, s, 1.2), (narrow, scale)),
 )
 
-x = torch.linspace(-math.pi, math.pi, 2000)
-y = torch.sin(x)
-a = torch.full((), 0.0, requires_grad=True)
-b = torch.full((), -1.0, requires_grad=True)
-c = torch.full((), 0.0, requires_grad=True)
-d = torch.full((), 0.3, requires_grad=True)
-learning_rate = 5e-6
-for t in range(500):
-    P3 = LegendrePolynomial3.apply
-    y_pred = a + b * P3(c + d * x)
-    loss = (y_pred - y).pow(2).sum()
-    if t % 100 == 99:
-        print(t, f"{loss.item():.4f}")
+# fit a step-like curve with an offset and scaled Squash
+x = torch.linspace(-3, 3, 1200)
+target = torch.tanh(2 * x - 0.5)
+offset, height, slope, shift = (torch.full((), v, requires_grad=True) for v in (0.1, 0.8, 1.0, 0.0))
+for step in range(400):
+    fitted = offset + height * Squash.apply(slope * x + shift)
+    loss = (fitted - target).pow(2).mean()
+    if step % 100 == 99:
+        print(step, f"{loss.item():.5f}")
     loss.backward()
     with torch.no_grad():
-        for p in (a, b, c, d):
-            p -= learning_rate * p.grad
+        for p in (offset, height, slope, shift):
+            p -= 0.5 * p.grad
             p.grad = None
-print(f"Result: y = {a.item():.4f} + {b.item():.4f} * P3({c.item():.4f} + {d.item():.4f} x)")
+print("fit", [f"{p.item():.4f}" for p in (offset, height, slope, shift)])
 
 s = torch.tensor(0.5, requires_grad=True)
 z = ClampedScale.apply(torch.tensor([-3.0, 1.0, 4.0]), s, 1.0)

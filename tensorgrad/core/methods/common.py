@@ -1,0 +1,82 @@
+"""What the Tensor's method families share: raw values of operands, PyTorch's argument and
+dtype policy for the methods that compute in float or refuse bools, the in-place form of a
+composed method, and the ``(values, indices)`` return type; and the shape methods'
+``*sizes`` check."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from tensorgrad import array_backend
+from tensorgrad.core import engine
+
+#: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _copy_back(name: str) -> Any:
+    """The in-place form ``x.<name>_(...)`` of a composed function: its result written back
+    with ``copy_`` (recorded as PyTorch records an in-place change; no VJP of its own)."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.copy_(getattr(self, name)(*args, **kwargs))
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"``{name}`` in place: ``x.{name}_(...)`` writes ``x.{name}(...)`` into x."
+    return method
+
+
+def _floating_input(x: Any) -> Any:
+    """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
+    which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
+    return x if x.dtype.kind == "f" else x.astype(array_backend.DEFAULT_FLOAT)
+
+
+def floating_kernel(name: str, x: Any, *others: Any) -> Any:
+    """``x``, where PyTorch computes ``name`` for floating operands only (softmax, gelu, elu,
+    hypot, ...): integer or bool operands (promoted together with ``others``, numbers
+    included) are its NotImplementedError, not a silent cast."""
+    dtype = (
+        x.dtype
+        if not others
+        else array_backend.result_type(*(_raw(engine.operand(v)) for v in (x, *others)))
+    )
+    if dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{name}" not implemented for {dtype} tensors (PyTorch has no integer or bool '
+            f"kernel for it; convert with .float())"
+        )
+    return x
+
+
+def no_bool_kernel(name: str, x: Any, error: type[Exception] = NotImplementedError) -> Any:
+    """``x`` (a tensor, or the dtype of a result), where PyTorch has no bool kernel for
+    ``name`` (abs, floor, argmax, ``//`` and ``%`` of bools, ...)."""
+    if getattr(x, "dtype", x) == np.bool_:
+        raise error(f'"{name}" not implemented for bool tensors (convert with .int() or .float())')
+    return x
+
+
+def _raw(value: Any) -> Any:
+    return value._data if isinstance(value, engine.Tensor) else value
+
+
+def _tensor_argument(name: str, other: Any, what: str = "other") -> Any:
+    """``other`` where PyTorch asks for a Tensor (``maximum``, ``logical_and``, ``isclose``,
+    the matrix products): a Python number is its TypeError, not a broadcast constant."""
+    if isinstance(other, (bool, int, float, complex, np.generic)):
+        raise TypeError(
+            f"{name}(): argument '{what}' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    return other
+
+
+def required(args: tuple, name: str, what: str) -> tuple:
+    """``args`` (a method's ``*sizes``), refusing none at all as PyTorch does:
+    ``x.reshape()`` is a TypeError, not a reshape to ``()`` (that is ``x.reshape(())``)."""
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
+    return args
