@@ -99,14 +99,9 @@ def run(name: str, *args: Any) -> Any:
     try:
         return kernel(*args)
     except Exception as error:  # a typing or lowering error on this machine: NumPy from now on
+        # (raised before the loop runs, so an in-place kernel has written nothing)
         _fail(name, error)
         return None
 
 
-def compiled(name: str) -> bool:
-    """Whether the kernel ``name`` has compiled (or loaded from the cache) at least once."""
-    kernel = _kernels.get(name)
-    return kernel is not None and bool(getattr(kernel, "signatures", ()))
-
-
-__all__ = ["ENABLED", "cache_dir", "compiled", "run"]
+__all__ = ["ENABLED", "cache_dir", "run"]
