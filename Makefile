@@ -10,6 +10,12 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,plot,bench,vision,distributed,interop]'
+	@# the [jit] extra where numba has a wheel for this platform and this NumPy (pinned: the
+	@# extra must not move it); without it every op runs its NumPy code
+	$(PY) -m pip freeze | grep -i '^numpy==' > $(VENV)/numpy-pin.txt || true
+	$(PY) -m pip install --quiet --only-binary numba,llvmlite -c $(VENV)/numpy-pin.txt -e '.[jit]' \
+	  && echo "make: numba installed: tensorgrad's fused kernels are on (TENSORGRAD_JIT=0: off)" \
+	  || echo "make: numba is not installable here (no wheel for this platform or NumPy): every op runs NumPy"
 	touch $(STAMP)
 
 install: $(STAMP)

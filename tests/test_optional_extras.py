@@ -1,13 +1,13 @@
-"""The optional extras for moving models out (safetensors, onnx, tensorboard) stay optional:
-``import tensorgrad`` imports none of them, nor the modules that use them, and each of those
-modules loads on first use."""
+"""The optional extras for moving models out (safetensors, onnx, tensorboard) and the JIT's
+numba stay optional: ``import tensorgrad`` imports none of them, nor the modules that use
+them, and each of those modules loads on first use."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-HEAVY = ("safetensors", "onnx", "onnxruntime", "tensorboard", "google.protobuf")
+HEAVY = ("safetensors", "onnx", "onnxruntime", "tensorboard", "google.protobuf", "numba")
 OURS = ("tensorgrad.safetensors", "tensorgrad.onnx", "tensorgrad.utils")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import _jit
 from tensorgrad.ops import elementwise
 from tensorgrad.ops.base import Op, call, normalize_axis, reduction_axes, shape_of
 from tensorgrad.ops.elementwise import Erf
@@ -76,6 +77,7 @@ class LeakyRelu(Op):
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _normal_cdf(x: Any) -> Any:
@@ -99,6 +101,10 @@ class Gelu(Op):
         self.approximate = approximate
 
     def forward(self, x):
+        fused = _jit.ENABLED and type(x) is np.ndarray and self._fused_forward(x)
+        if fused:  # the same formulas in one loop (tensorgrad/_jit)
+            out, self.saved = fused[0], (x, fused[1])
+            return out
         if self.approximate == "tanh":
             # x³ is beyond float32's range for |x| > 7e12 (the tanh is ±1 there), and GELU(-inf)
             # is -inf · 0, NaN: silently, as PyTorch's
@@ -110,6 +116,15 @@ class Gelu(Op):
         self.saved = (x, cdf)  # backward reuses Φ(x) on these very arrays: erf is the cost
         with np.errstate(invalid="ignore"):  # GELU(-inf) is -inf · 0, NaN, as PyTorch's
             return x * cdf
+
+    def _fused_forward(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(GELU(x), what backward reuses)`` from a kernel of :mod:`tensorgrad._jit`, or
+        None (then the NumPy code below runs)."""
+        if self.approximate == "tanh":
+            return _jit.run("gelu_tanh_forward", x) if x.dtype in _FLOATS else None
+        if x.dtype == np.float32 and elementwise.FLOAT32_CDF:
+            return _jit.run("gelu_erf_forward", x, *elementwise.CDF_COEFFICIENTS)
+        return _jit.run("gelu_erf_forward_f64", x) if x.dtype == np.float64 else None
 
     def scalar_forward(self, x):
         if self.approximate == "tanh":
@@ -127,6 +142,10 @@ class Gelu(Op):
             saved_x, t = self.saved if self.saved is not None else (None, None)
             if x is not saved_x:  # recording on Tensors (create_graph): differentiable again
                 t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
+            elif _jit.ENABLED and type(grad) is np.ndarray and x.dtype == grad.dtype:
+                slope = _jit.run("gelu_tanh_backward", grad, x, t)  # the lines below, fused
+                if slope is not None:
+                    return (slope,)
             dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return (grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dt),)
         saved_x, cdf = self.saved if self.saved is not None else (None, None)
@@ -135,6 +154,10 @@ class Gelu(Op):
         if type(x) is not np.ndarray or type(grad) is not np.ndarray:
             pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
             return (grad * (cdf + x * pdf),)
+        if _jit.ENABLED and x.dtype in _FLOATS and grad.dtype == x.dtype == cdf.dtype:
+            slope = _jit.run("gelu_erf_backward", grad, x, cdf)  # the lines below, fused
+            if slope is not None:
+                return (slope,)
         slope = np.multiply(x, x, out=np.empty_like(x))  # Φ(x) + x·φ(x), in place
         slope *= -0.5
         np.exp(slope, out=slope)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import _jit
 from tensorgrad.ops.base import Op, shape_of, sum_to
 
 
@@ -207,8 +208,19 @@ class ScaledDotProductAttention(Op):
         dp_t = v @ _swap(grad)
         if dropout is not None:
             dp_t *= _swap(dropout)
-        dp_t -= np.einsum("...e,...e->...", grad, out)[..., None, :]
-        dp_t *= e_t
+        d = np.einsum("...e,...e->...", grad, out)
+        fused = (  # the two lines below in one loop (tensorgrad/_jit)
+            _jit.ENABLED
+            and dp_t.flags.c_contiguous
+            and e_t.flags.c_contiguous
+            and e_t.shape == dp_t.shape
+            and d.shape == dp_t.shape[:-2] + dp_t.shape[-1:]
+            and dp_t.dtype == d.dtype == e_t.dtype
+            and _jit.run("attention_scores_gradient", dp_t, d, e_t)
+        )
+        if not fused:
+            dp_t -= d[..., None, :]
+            dp_t *= e_t
         dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
         dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
         dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None

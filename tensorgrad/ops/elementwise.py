@@ -525,6 +525,8 @@ def _cdf_coefficients() -> tuple[list[np.float32], list[np.float32], np.float32]
 
 
 _CDF_P, _CDF_Q, _CDF_SATURATION = _cdf_coefficients()
+#: the same, as the arrays a fused kernel takes (tensorgrad/_jit: GELU's forward)
+CDF_COEFFICIENTS = (np.array(_CDF_P), np.array(_CDF_Q), float(_CDF_SATURATION))
 
 
 def normal_cdf_float32(x: np.ndarray) -> np.ndarray:

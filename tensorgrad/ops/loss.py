@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import _jit
 from tensorgrad.ops.activation import LogSoftmax, Sigmoid, _log_softmax
 from tensorgrad.ops.base import Op, add_tangents, call, shape_of, sum_to
 from tensorgrad.ops.sums import row_sums
@@ -162,6 +163,13 @@ class CrossEntropy(Op):
             scale = grad.reshape(n, 1) if self.reduction == "none" else grad
             scale = scale / max(n, 1) if self.reduction == "mean" else scale
             return ((probs - self._target_weights((n, c), probs.dtype)) * scale,)
+        if _jit.ENABLED and exps is not None and self.reduction != "none" and n:
+            scale = float(grad) / n if self.reduction == "mean" else float(grad)
+            fused = _jit.run(
+                "cross_entropy_backward", exps, sums, self.target, self.smoothing, scale
+            )
+            if fused is not None:  # the lines below in one loop (tensorgrad/_jit)
+                return (fused,)
         probs = np.exp(logp) if exps is None else exps / sums  # (a division, not another exp)
         probs[rows, self.target] -= 1 - self.smoothing  # softmax − target, in place
         if self.smoothing:
@@ -203,7 +211,16 @@ def _log_softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, Any, Any]:
     if not logits.size or logits.dtype.kind != "f":
         return _log_softmax(logits, 1), None, None
     with np.errstate(invalid="ignore"):  # a row all -inf: NaN, as PyTorch's
-        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
+        maxima = np.maximum.reduce(logits, axis=1, keepdims=True)
+        # (C order only: BLAS sums the rows of another layout with another kernel)
+        fused = (
+            _jit.ENABLED
+            and logits.flags.c_contiguous
+            and _jit.run("log_softmax_rows", logits, maxima, row_sums)
+        )
+        if fused:  # the broadcast subtractions below as loops (tensorgrad/_jit)
+            return fused
+        shifted = logits - maxima
         exps = np.exp(shifted)
         sums = row_sums(exps)[:, None]
         shifted -= np.log(sums)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import _jit
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op
 from tensorgrad.ops.sums import column_sums, row_sums
@@ -98,6 +99,12 @@ class LayerNorm(Op):
         rows, n = self._matrix(x)
         if type(x) is np.ndarray and rows and n:  # on the (rows, n) matrix: sums through BLAS
             x2 = x.reshape(rows, n)
+            fused = (
+                _jit.ENABLED and _fusable(x, weight, bias) and self._fused_forward(x2, weight, bias)
+            )
+            if fused:  # the lines below in one loop per row (tensorgrad/_jit)
+                self.saved = fused[1:]
+                return fused[0].reshape(x.shape)
             centered = x2 - (row_sums(x2) * (1.0 / n))[:, None]
             square = centered * centered
             inverse_std = 1.0 / np.sqrt(row_sums(square) * (1.0 / n) + self.eps)[:, None]
@@ -118,6 +125,9 @@ class LayerNorm(Op):
         square += bias
         return square
 
+    def _fused_forward(self, x2, weight, bias):
+        return _jit.run("layer_norm_forward", x2, weight, bias, self.eps)
+
     def scalar_forward(self, x, weight, bias):
         normalized = Normalize(self._axes(x), self.eps).scalar_forward(x)
         return object_arrays.objects(normalized * weight + bias)
@@ -133,6 +143,18 @@ class LayerNorm(Op):
         ):
             rows, n = normalized.shape
             g = grad.reshape(rows, n)
+            fused = (
+                _jit.ENABLED
+                and _fusable(grad, weight, normalized)
+                and _jit.run("layer_norm_backward", g, normalized, inverse_std, weight, nx)
+            )
+            if fused:  # the lines below in one sweep over the rows (tensorgrad/_jit)
+                dx, dw, db = fused
+                return (
+                    dx.reshape(np.shape(x)) if nx else None,
+                    dw.reshape(np.shape(weight)) if nw else None,
+                    db.reshape(np.shape(bias)) if nb else None,
+                )
             db = column_sums(g).reshape(np.shape(bias)) if nb else None
             dw = None
             if nw:
@@ -191,3 +213,16 @@ class LayerNorm(Op):
         if tb is not None:
             result = tb if result is None else result + tb
         return result
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fusable(a: Any, *others: Any) -> bool:
+    """Whether a kernel of :mod:`tensorgrad._jit` takes these: arrays of one float dtype."""
+    dtype = getattr(a, "dtype", None)
+    return (
+        dtype in _FLOATS
+        and type(a) is np.ndarray
+        and all(type(o) is np.ndarray and o.dtype == dtype for o in others)
+    )

@@ -1,0 +1,107 @@
+"""Fused CPU kernels compiled by numba: the optional ``[jit]`` extra, in one room.
+
+Why: NumPy makes one pass over memory per ufunc, and a broadcast operand makes each pass 2–3×
+slower, where PyTorch runs one loop per op. GELU and layer norm were the small GPT's two
+slowest ops against PyTorch's (0.51× and 0.52×, docs/performance.md) for that reason alone.
+Each kernel here is the loop of one op's forward or backward, the same operations on the same
+numbers as the op's NumPy code where it can be (no fastmath), so that the op class stays the
+one place its math is written and read: it calls :func:`run` in one line and falls through to
+its NumPy code when that gives None.
+
+======================== ============================================== =================
+kernel                   of                                             exactness
+======================== ============================================== =================
+``gelu_erf_forward``     ``ops.Gelu`` (erf), float32: x·Φ(x) and Φ       bit for bit
+``gelu_erf_forward_f64`` the same in float64, with libm's erf            Φ within 2⁻⁵²
+                         (NumPy's code calls SciPy's)
+``gelu_erf_backward``    its VJP g·(Φ + x·φ), around NumPy's ``exp``     bit for bit
+``gelu_tanh_forward``    ``ops.Gelu`` (tanh), around NumPy's ``tanh``    bit for bit
+``gelu_tanh_backward``   its VJP from the saved tanh                     bit for bit
+``layer_norm_forward``   ``ops.LayerNorm`` on its (rows, n) matrix       sums rounded apart
+``layer_norm_backward``  its VJP: dx, dweight and dbias in one sweep     sums rounded apart
+``log_softmax_rows``     ``ops.CrossEntropy``'s log-softmax (C order)     bit for bit
+``cross_entropy_backward`` its (softmax − target)·scale                  bit for bit
+``attention_scores_gradient`` ``ops.ScaledDotProductAttention``'s          bit for bit
+                         dSᵀ = (dPᵀ − D)·Eᵀ, in place
+======================== ============================================== =================
+
+A transcendental function is NumPy's own, called on the array between two loops: numba's
+would be libm's, a scalar call per element (GELU's tanh was 25× slower so), rounded
+differently. "Sums rounded apart": NumPy's code sums rows and columns through BLAS, in
+BLAS's blocks; a kernel sums in eight interleaved partial sums. Either is within float
+rounding of the exact sum; ``tests/_jit`` checks the bound and that the kernel's error is
+no larger than NumPy's code's.
+
+When: numba is importable and ``TENSORGRAD_JIT`` is not ``0`` (:data:`ENABLED`). numba is
+imported at the first kernel call, never at ``import tensorgrad``; kernels compile with
+``cache=True`` into :func:`cache_dir` (``$TENSORGRAD_JIT_CACHE``, else
+``~/.cache/tensorgrad/numba``), so the compile cost (about a second a kernel) is paid once
+per machine. A kernel that fails to import or compile warns once and is not tried again: the
+op runs its NumPy code, and the result is what it would have been without the extra.
+
+Off-switch: ``TENSORGRAD_JIT=0`` in the environment, or ``tensorgrad._jit.ENABLED = False``.
+This module imports the standard library only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from tensorgrad._jit.cache import cache_dir
+
+#: the kernels run (numba found and not switched off); False: every op's NumPy code
+ENABLED: bool = os.environ.get("TENSORGRAD_JIT", "1") != "0" and (
+    importlib.util.find_spec("numba") is not None
+)
+
+#: kernel name → the compiled function, or None once it failed (then never tried again)
+_kernels: dict[str, Callable[..., Any] | None] = {}
+
+
+def _load(name: str) -> Callable[..., Any] | None:
+    global ENABLED
+    try:
+        from tensorgrad._jit import kernels  # imports numba
+    except Exception as error:  # numba present but broken (a NumPy it does not support, ...)
+        ENABLED = False  # for every kernel: one warning
+        _fail("module", error)
+        return None
+    kernel = getattr(kernels, name)
+    _kernels[name] = kernel
+    return kernel
+
+
+def _fail(name: str, error: BaseException) -> None:
+    _kernels[name] = None
+    warnings.warn(
+        f"tensorgrad: the numba kernel {name} failed ({type(error).__name__}: {error}); "
+        "its op runs in NumPy instead (TENSORGRAD_JIT=0 silences this)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def run(name: str, *args: Any) -> Any:
+    """The kernel ``name`` called on ``args``, or None where the JIT is off or that kernel
+    failed (the caller then runs its NumPy code). The kernel's compile happens at its first
+    call for each dtype and layout, or is read from the cache."""
+    if not ENABLED:
+        return None
+    kernel = _kernels.get(name, _load)
+    if kernel is _load:
+        kernel = _load(name)
+    if kernel is None:
+        return None
+    try:
+        return kernel(*args)
+    except Exception as error:  # a typing or lowering error on this machine: NumPy from now on
+        # (raised before the loop runs, so an in-place kernel has written nothing)
+        _fail(name, error)
+        return None
+
+
+__all__ = ["ENABLED", "cache_dir", "run"]

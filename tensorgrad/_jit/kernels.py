@@ -1,0 +1,391 @@
+"""The kernels of :mod:`tensorgrad._jit`: numba loops and the Python functions that shape
+their arrays. Imported at the first kernel call (it imports numba).
+
+Each loop does the NumPy code's operations in its order, in the array's dtype: the
+constants come in as arrays of that dtype (a Python float in a numba loop would be a
+float64, and turn a float32 computation into a float64 one), and nothing is compiled with
+fastmath, so LLVM neither reorders nor fuses them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+
+import numba
+import numpy as np
+
+from tensorgrad._jit.cache import cache_dir
+
+
+def _use_our_cache() -> None:
+    """Compiled kernels of this package go to :func:`cache_dir` (numba's own choice would be
+    ``__pycache__`` beside the source, unwritable in a system install); other numba code in
+    the process keeps numba's settings."""
+    try:
+        from numba.core import caching
+
+        class Locator(caching.UserProvidedCacheLocator):
+            def __init__(self, py_func, py_file):
+                self._py_file = py_file
+                self._lineno = py_func.__code__.co_firstlineno
+                self._cache_path = os.path.join(
+                    str(cache_dir()), self.get_suitable_cache_subpath(py_file)
+                )
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if os.path.dirname(os.path.abspath(py_file)) != os.path.dirname(__file__):
+                    return None
+                return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+        classes = caching.CacheImpl._locator_classes
+        if not any(c.__name__ == "Locator" and c.__module__ == __name__ for c in classes):
+            classes.insert(0, Locator)
+    except Exception:  # another numba's internals: its own cache locations then
+        pass
+
+
+_use_our_cache()
+# error_model="numpy": a division by zero gives inf or NaN, as in NumPy (numba's default
+# checks every division for a ZeroDivisionError, and a loop so checked is not vectorised)
+jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
+def _constants(dtype: np.dtype, *values: float) -> np.ndarray:
+    out = np.array(values, dtype)
+    out.flags.writeable = False
+    return out
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """``a`` as a 1-d array in C order (a view where it can be, else a copy)."""
+    return a.reshape(-1)
+
+
+# --------------------------------------------------------------------------- GELU, erf
+
+
+@jit
+def _gelu_erf_f32(x, p, q, k, out, cdf):
+    # Φ(x) − ½ = x·P(s)/Q(s), s = min(x², saturation), clipped to ±½ (normal_cdf_float32);
+    # k = (saturation, ½). The constants are read once, into locals: loaded in the loop they
+    # might alias the outputs, and LLVM would not vectorise it
+    p0, p1, p2, p3, p4, p5 = p[0], p[1], p[2], p[3], p[4], p[5]
+    q0, q1, q2, q3, q4 = q[0], q[1], q[2], q[3], q[4]
+    saturation, half = k[0], k[1]
+    for i in range(x.size):
+        xi = x[i]
+        s = xi * xi
+        if s > saturation:
+            s = saturation
+        num = s * p5
+        num += p4
+        num = num * s + p3
+        num = num * s + p2
+        num = num * s + p1
+        num = num * s + p0
+        den = s + q4
+        den = den * s + q3
+        den = den * s + q2
+        den = den * s + q1
+        den = den * s + q0
+        v = num * xi
+        v = v / den
+        if v > half:
+            v = half
+        elif v < -half:
+            v = -half
+        c = v + half
+        cdf[i] = c
+        out[i] = xi * c
+
+
+@jit
+def _gelu_erf_f64(x, k, out, cdf):
+    # Φ(x) = ½(1 + erf(x/√2)); k = (1/√2, ½, 1)
+    k0, k1, k2 = k[0], k[1], k[2]
+    for i in range(x.size):
+        xi = x[i]
+        c = k1 * (k2 + math.erf(xi * k0))
+        cdf[i] = c
+        out[i] = xi * c
+
+
+@jit
+def _half_minus_square(x, k, out):
+    # −½·x², exp's argument in Gelu._vjp (k = (−½,))
+    k0 = k[0]
+    for i in range(x.size):
+        xi = x[i]
+        out[i] = xi * xi * k0
+
+
+@jit
+def _gelu_erf_slope(x, cdf, g, k, e):
+    # g·(Φ + x·φ(x)) with e = exp(−x²/2) (NumPy's exp, in place), in Gelu._vjp's order;
+    # k = (1/√(2π),)
+    k0 = k[0]
+    for i in range(x.size):
+        e[i] = (e[i] * x[i] * k0 + cdf[i]) * g[i]
+
+
+def gelu_erf_forward(x: np.ndarray, p: np.ndarray, q: np.ndarray, saturation: float):
+    """``(x·Φ(x), Φ(x))`` of a float32 array, Φ as :func:`ops.elementwise.normal_cdf_float32`
+    computes it (its coefficients ``p``, ``q`` and ``saturation``)."""
+    flat = _flat(x)
+    out, cdf = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
+    k = _constants(x.dtype, saturation, 0.5)
+    _gelu_erf_f32(flat, p, q, k, out.reshape(-1), cdf.reshape(-1))
+    return out, cdf
+
+
+def gelu_erf_forward_f64(x: np.ndarray):
+    """``(x·Φ(x), Φ(x))`` of a float64 array, Φ = ½(1 + erf(x/√2)) with libm's erf."""
+    out, cdf = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
+    k = _constants(x.dtype, 1 / math.sqrt(2), 0.5, 1.0)
+    _gelu_erf_f64(_flat(x), k, out.reshape(-1), cdf.reshape(-1))
+    return out, cdf
+
+
+def gelu_erf_backward(grad: np.ndarray, x: np.ndarray, cdf: np.ndarray):
+    """GELU's VJP ``g·(Φ(x) + x·φ(x))`` from the saved Φ(x): two loops around NumPy's own
+    ``exp`` (numba's would be libm's, scalar and rounded differently)."""
+    flat = _flat(x)
+    out = np.empty(x.shape, x.dtype)
+    slope = out.reshape(-1)
+    _half_minus_square(flat, _constants(x.dtype, -0.5), slope)
+    np.exp(slope, out=slope)
+    _gelu_erf_slope(flat, _flat(cdf), _flat(grad), _constants(x.dtype, _INV_SQRT_2PI), slope)
+    return out
+
+
+# --------------------------------------------------------------------------- GELU, tanh
+
+
+@jit
+def _tanh_argument(x, k, out):
+    # √(2/π)·(x + 0.044715·x³); k = (√(2/π), 0.044715)
+    k0, k1 = k[0], k[1]
+    for i in range(x.size):
+        xi = x[i]
+        out[i] = k0 * (xi + k1 * (xi * xi * xi))
+
+
+@jit
+def _gelu_tanh(x, t, k, out):
+    # ½x·(1 + t), t the tanh (NumPy's); k = (½, 1)
+    k0, k1 = k[0], k[1]
+    for i in range(x.size):
+        out[i] = k0 * x[i] * (k1 + t[i])
+
+
+@jit
+def _gelu_tanh_slope(x, t, g, k, out):
+    # g·(½(1 + t) + ½x·(1 − t²)·dt), dt = √(2/π)·(1 + 3·0.044715·x²);
+    # k = (√(2/π), 3·0.044715, ½, 1)
+    k0, k1, k2, k3 = k[0], k[1], k[2], k[3]
+    for i in range(x.size):
+        xi, ti = x[i], t[i]
+        dt = k0 * (k3 + k1 * xi * xi)
+        out[i] = g[i] * (k2 * (k3 + ti) + k2 * xi * (k3 - ti * ti) * dt)
+
+
+def gelu_tanh_forward(x: np.ndarray):
+    """``(GELU(x), t)`` by the tanh approximation, ``t`` its tanh (saved for backward): two
+    loops around NumPy's own ``tanh``."""
+    flat = _flat(x)
+    out, t = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
+    tanh = t.reshape(-1)
+    _tanh_argument(flat, _constants(x.dtype, _SQRT_2_OVER_PI, 0.044715), tanh)
+    np.tanh(tanh, out=tanh)
+    _gelu_tanh(flat, tanh, _constants(x.dtype, 0.5, 1.0), out.reshape(-1))
+    return out, t
+
+
+def gelu_tanh_backward(grad: np.ndarray, x: np.ndarray, t: np.ndarray):
+    """The tanh approximation's VJP from its saved tanh ``t``."""
+    out = np.empty(x.shape, x.dtype)
+    k = _constants(x.dtype, _SQRT_2_OVER_PI, 3 * 0.044715, 0.5, 1.0)
+    _gelu_tanh_slope(_flat(x), _flat(t), _flat(grad), k, out.reshape(-1))
+    return out
+
+
+# --------------------------------------------------------------------------- layer norm
+
+
+@jit
+def _row_sum(a, r, n, zero):
+    # eight interleaved partial sums, added pairwise: within float rounding of the exact
+    # sum, as BLAS's blocked sums are (a single running sum would be slower and less exact)
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
+    j = 0
+    while j + 8 <= n:
+        s0 += a[r, j]
+        s1 += a[r, j + 1]
+        s2 += a[r, j + 2]
+        s3 += a[r, j + 3]
+        s4 += a[r, j + 4]
+        s5 += a[r, j + 5]
+        s6 += a[r, j + 6]
+        s7 += a[r, j + 7]
+        j += 8
+    while j < n:
+        s0 += a[r, j]
+        j += 1
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@jit
+def _layer_norm_forward(x, w, b, k, out, normalized, inverse_std):
+    # k = (1/n, eps, 1, 0); normalized doubles as the centred rows' scratch
+    rows, n = x.shape
+    for r in range(rows):
+        mean = _row_sum(x, r, n, k[3]) * k[0]
+        for j in range(n):
+            c = x[r, j] - mean
+            normalized[r, j] = c
+            out[r, j] = c * c
+        s = k[2] / np.sqrt(_row_sum(out, r, n, k[3]) * k[0] + k[1])
+        inverse_std[r, 0] = s
+        for j in range(n):
+            h = normalized[r, j] * s
+            normalized[r, j] = h
+            out[r, j] = h * w[j] + b[j]
+
+
+@jit
+def _layer_norm_backward(g, normalized, inverse_std, w, k, need_dx, dx, dw, db):
+    # dbias = Σ g, dweight = Σ g·x̂ over rows; dx = σ⁻¹·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)),
+    # ĝ = g·weight; k = (1/n, 0); dx doubles as ĝ's and ĝ·x̂'s scratch
+    rows, n = g.shape
+    for r in range(rows):
+        for j in range(n):
+            gj = g[r, j]
+            db[j] += gj
+            dw[j] += gj * normalized[r, j]
+        if not need_dx:
+            continue
+        for j in range(n):
+            dx[r, j] = g[r, j] * w[j] * normalized[r, j]
+        mean_gx = _row_sum(dx, r, n, k[1]) * k[0]
+        for j in range(n):
+            dx[r, j] = g[r, j] * w[j]
+        mean_g = _row_sum(dx, r, n, k[1]) * k[0]
+        s = inverse_std[r, 0]
+        for j in range(n):
+            dx[r, j] = (dx[r, j] - mean_g - normalized[r, j] * mean_gx) * s
+
+
+def layer_norm_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float):
+    """``(out, x̂, σ⁻¹)`` of layer norm over the rows of the matrix ``x`` (rows, n), n > 0;
+    σ⁻¹ of shape (rows, 1)."""
+    rows, n = x.shape
+    dtype = x.dtype
+    out, normalized = np.empty((rows, n), dtype), np.empty((rows, n), dtype)
+    inverse_std = np.empty((rows, 1), dtype)
+    k = _constants(dtype, 1.0 / n, eps, 1.0, 0.0)
+    _layer_norm_forward(x, weight.reshape(n), bias.reshape(n), k, out, normalized, inverse_std)
+    return out, normalized, inverse_std
+
+
+def layer_norm_backward(
+    grad: np.ndarray,
+    normalized: np.ndarray,
+    inverse_std: np.ndarray,
+    weight: np.ndarray,
+    need_dx: bool,
+):
+    """``(dx or None, dweight, dbias)`` of layer norm on the (rows, n) matrices; dweight and
+    dbias of shape (n,)."""
+    rows, n = normalized.shape
+    dtype = normalized.dtype
+    dw, db = np.zeros(n, dtype), np.zeros(n, dtype)
+    dx = np.empty((rows, n), dtype) if need_dx else np.empty((0, n), dtype)
+    k = _constants(dtype, 1.0 / n, 0.0)
+    _layer_norm_backward(grad, normalized, inverse_std, weight.reshape(n), k, need_dx, dx, dw, db)
+    return (dx if need_dx else None), dw, db
+
+
+# --------------------------------------------------------------------------- cross-entropy
+
+
+@jit
+def _subtract_rows(x, column, out):
+    # out = x − column[r] on each row r: NumPy's broadcast subtraction, in one loop
+    rows, n = x.shape
+    for r in range(rows):
+        c = column[r, 0]
+        for j in range(n):
+            out[r, j] = x[r, j] - c
+
+
+@jit
+def _softmax_minus_target(exps, sums, target, k, out):
+    # (exps / sums − T)·scale, T the target distribution (1 − ε on the class, ε/C smoothed);
+    # k = (1 − ε, ε/C, scale, smoothing ≠ 0) in CrossEntropy.backward's order
+    rows, n = exps.shape
+    hit, spread, scale, smoothed = k[0], k[1], k[2], k[3] != 0
+    for r in range(rows):
+        s = sums[r, 0]
+        t = target[r]
+        for j in range(n):
+            p = exps[r, j] / s
+            if j == t:
+                p = p - hit
+            if smoothed:
+                p = p - spread
+            out[r, j] = p * scale
+
+
+def log_softmax_rows(logits: np.ndarray, maxima: np.ndarray, row_sums: Callable):
+    """``(log-softmax, exps, sums)`` of the rows of ``logits`` (rows, n) given their maxima
+    (rows, 1): the broadcast subtractions in loops, NumPy's ``exp`` and the caller's
+    ``row_sums`` (the BLAS sums of ops.loss._log_softmax_rows) between them."""
+    shifted = np.empty(logits.shape, logits.dtype)
+    _subtract_rows(logits, maxima, shifted)
+    exps = np.exp(shifted)
+    sums = row_sums(exps)[:, None]
+    _subtract_rows(shifted, np.log(sums), shifted)
+    return shifted, exps, sums
+
+
+def cross_entropy_backward(
+    exps: np.ndarray, sums: np.ndarray, target: np.ndarray, smoothing: float, scale: float
+):
+    """``(softmax − T)·scale`` of cross-entropy's saved exponentials and row sums."""
+    n = exps.shape[1]
+    out = np.empty(exps.shape, exps.dtype)
+    k = _constants(exps.dtype, 1 - smoothing, smoothing / n, scale, smoothing)
+    _softmax_minus_target(exps, sums, target, k, out)
+    return out
+
+
+# --------------------------------------------------------------------------- attention
+
+
+@jit
+def _scores_gradient(dp_t, d, e_t):
+    # dSᵀ = (dPᵀ − D)·Eᵀ in place on dPᵀ (batch, S, L), D (batch, L): attention's backward
+    batch, keys, queries = dp_t.shape
+    for b in range(batch):
+        for s in range(keys):
+            for q in range(queries):
+                dp_t[b, s, q] = (dp_t[b, s, q] - d[b, q]) * e_t[b, s, q]
+
+
+def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) -> bool:
+    """``dp_t -= d[..., None, :]; dp_t *= e_t`` in one loop, in place on ``dp_t``
+    (..., S, L), a C-order array; ``d`` (..., L) and ``e_t`` of ``dp_t``'s shape."""
+    keys, queries = dp_t.shape[-2:]
+    if not dp_t.size:
+        return True
+    _scores_gradient(
+        dp_t.reshape(-1, keys, queries), d.reshape(-1, queries), e_t.reshape(-1, keys, queries)
+    )
+    return True
