@@ -25,8 +25,10 @@ without PyTorch.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tensorgrad as tg
+from tests.ops.registry.api import API
 
 torch = pytest.importorskip("torch")
 
@@ -224,12 +227,15 @@ for _product in ("matmul", "@", "mm", "bmm", "dot", "outer", "lib.matmul"):
     DIFFERENCES[_product] = _empty
 
 
-def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple) -> None:
-    """PyTorch and tensorgrad agree on ``fn(lib, *args)`` (see the module docstring)."""
+def assert_agree(
+    name: str, fn: Callable[..., Any], args: tuple, layouts: tuple, values: bool = True
+) -> None:
+    """PyTorch and tensorgrad agree on ``fn(lib, *args)`` (see the module docstring); with
+    ``values=False`` (random results) on what raises, the dtypes and the shapes only."""
     if name in DIFFERENCES and DIFFERENCES[name](args):
         return
     floats = [a.dtype for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    grad = bool(floats) and all(d == np.float64 for d in floats)
+    grad = bool(floats) and all(d == np.float64 for d in floats) and values
     theirs = run(torch, fn, args, layouts, grad)
     if isinstance(theirs, Raised) and theirs.where == "backward":
         grad = False  # PyTorch has no derivative here: compare the values only
@@ -248,11 +254,15 @@ def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple)
     for k, (a, b) in enumerate(zip(our_values, their_values, strict=True)):
         assert a[0] == b[0], f"{where}, output {k}: {a[0]}, PyTorch's a {b[0]}"
         if b[0] != "tensor":
+            if not values:
+                continue
             same = a[1] == b[1] or repr(a[1]) == repr(b[1])  # NaN in a list or a number
             assert same, f"{where}, output {k}: {a[1]!r}, PyTorch's {b[1]!r}"
             continue
         assert a[1] == b[1], f"{where}, output {k}: dtype {a[1]}, PyTorch's {b[1]}"
         assert a[2] == b[2], f"{where}, output {k}: shape {a[2]}, PyTorch's {b[2]}"
+        if not values:
+            continue
         tol = tolerance(b[1], args)
         np.testing.assert_allclose(
             a[3].astype(np.float64) if a[3].dtype != np.bool_ else a[3],
@@ -768,3 +778,59 @@ test_indexing, test_indexing_slow = fuzz("indexing")
 test_linalg, test_linalg_slow = fuzz("linalg")
 test_functional, test_functional_slow = fuzz("functional")
 test_creation, test_creation_slow = fuzz("creation")
+
+
+# --------------------------------------------------------------------------- the public API
+def api_cases(name: str) -> list[tuple[tuple, tuple]]:
+    """Every ``(arrays, layouts)`` the sweep gives the entry ``name``: each dtype and shape
+    (special values mixed into the floating ones), the further tensors of the first's shape
+    and dtype, and a mixed-dtype and a broadcast pair or triple, each seeded by the name."""
+    info = API[name]
+    seed = zlib.crc32(name.encode())
+    dtypes = info.dtypes or DTYPES
+    result = []
+    for i, (dtype, shape, special) in enumerate(itertools.product(dtypes, SHAPES, (False, True))):
+        if special and not dtype.startswith("float"):
+            continue
+        rng = np.random.default_rng(seed + i)
+        arrays = [make_array(seed + i + k, shape, dtype, special) for k in range(info.arity)]
+        if info.arity > 1 and i % 4 == 1:  # the other tensors of another dtype
+            arrays[1:] = [make_array(seed + i + k, shape, str(rng.choice(DTYPES)), special)
+                          for k in range(1, info.arity)]  # fmt: skip
+        elif info.arity > 1 and i % 4 == 3:  # the others of another shape (broadcasting)
+            arrays[1:] = [make_array(seed + i + k, SHAPES[rng.integers(len(SHAPES))], dtype,
+                                     special) for k in range(1, info.arity)]  # fmt: skip
+        layouts = tuple(str(rng.choice(LAYOUTS)) if i % 3 else "C" for _ in arrays)
+        result.append((tuple(arrays), layouts))
+    return result
+
+
+def api_slice(name: str, count: int = 4) -> list[tuple[tuple, tuple]]:
+    """The default run's derandomized slice: float64 of shape (2, 3) (gradients compared),
+    and ``count - 1`` more cases drawn by the name's seed."""
+    cases = api_cases(name)
+    first = [c for c in cases if all(a.dtype == np.float64 and a.shape == (2, 3) and
+                                     np.isfinite(a).all() for a in c[0])][:1]  # fmt: skip
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    picks = rng.choice(len(cases), size=min(count - 1, len(cases)), replace=False)
+    return first + [cases[i] for i in sorted(picks)]
+
+
+def check_api(name: str, cases: list[tuple[tuple, tuple]]) -> None:
+    info = API[name]
+    bare = name.split(".", 1)[1].split("#")[0]
+    for arrays, layouts in cases:
+        assert_agree(bare, info.call, arrays, layouts, values=not info.random)
+
+
+@pytest.mark.parametrize("name", sorted(API))
+def test_api(name: str) -> None:
+    """Each public name against PyTorch, on a small slice of dtypes, shapes and values."""
+    check_api(name, api_slice(name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(API))
+def test_api_slow(name: str) -> None:
+    """Each public name against PyTorch, on every dtype, shape and special value."""
+    check_api(name, api_cases(name))
