@@ -12,7 +12,7 @@ from tensorgrad import ops
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
-from tensorgrad.core.methods.common import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel, no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 
 
@@ -90,9 +90,8 @@ def hardtanh(
     """``x`` clamped into ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    x = as_tensor(input)
-    out = _between(x, min_val, max_val)
-    return x.copy_(out) if inplace else out
+    x = _no_bool("hardtanh", as_tensor(input))
+    return _written_back(x, lambda v: _between(v, min_val, max_val), inplace)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -107,14 +106,28 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """``log σ(x) = −softplus(−x)``, stable for any x (no linear cut-off: exact to the last
     bit for large |x| too)."""
-    return -apply(ops.Softplus(1.0, math.inf), -as_tensor(input))
+    x = floating_kernel("log_sigmoid", as_tensor(input))
+    return -apply(ops.Softplus(1.0, math.inf), -x)
+
+
+def _written_back(x: Tensor, out_of: Any, inplace: bool) -> Tensor:
+    """``out_of(x)``, or with ``inplace`` written into ``x``: computed from a copy of x, so
+    the ops that keep x for their backward keep the value before the write (PyTorch's
+    in-place forms save the input as it was too)."""
+    return x.copy_(out_of(x.clone())) if inplace else out_of(x)
+
+
+def _no_bool(name: str, x: Tensor) -> Tensor:
+    """``x``, where PyTorch refuses bool inputs to ``name`` with a RuntimeError."""
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"Bool inputs not supported for {name}")
+    return x
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · tanh(softplus(x))``."""
-    x = as_tensor(input)
-    out = x * softplus(x).tanh()
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("mish", as_tensor(input))
+    return _written_back(x, lambda v: v * softplus(v).tanh(), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -123,18 +136,16 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale · elu(x, alpha)`` with the self-normalising constants."""
-    x = as_tensor(input)
-    out = elu(x, _SELU_ALPHA) * _SELU_SCALE
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("elu", as_tensor(input))
+    return _written_back(x, lambda v: elu(v, _SELU_ALPHA) * _SELU_SCALE, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, α(exp(x/α) − 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    x = as_tensor(input)
-    out = elu(x * (1.0 / alpha)) * alpha
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("elu", as_tensor(input))
+    return _written_back(x, lambda v: elu(v * (1.0 / alpha)) * alpha, inplace)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -147,37 +158,38 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {axis} is size {x.shape[axis]}"
         )
+    floating_kernel("glu", x)
     a, b = x.chunk(2, axis) if x.shape[axis] else (x, x)
     return a * b.sigmoid()
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``: 0 below −3, 1 above 3, linear between."""
-    x = as_tensor(input)
-    out = _between(x + 3.0, 0.0, 6.0) * (1 / 6)
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("hardsigmoid", as_tensor(input))
+    return _written_back(x, lambda v: _between(v + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · relu6(x + 3) / 6``."""
-    x = as_tensor(input)
-    out = x * (_between(x + 3.0, 0.0, 6.0) * (1 / 6))
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("hardswish", as_tensor(input))
+    return _written_back(x, lambda v: v * (_between(v + 3.0, 0.0, 6.0) / 6.0), inplace)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x`` where ``|x| > lambd``, else 0."""
-    x = as_tensor(input)
-    return where((x > lambd) | (x < -lambd), x, 0.0).to(x.dtype)
+    """0 where ``−lambd ≤ x ≤ lambd``, else ``x`` (NaN stays NaN, its gradient passes)."""
+    x = floating_kernel("hardshrink", as_tensor(input))
+    inside = (x >= -lambd) & (x <= lambd)  # (comparisons of tensors: inside vmap, per sample)
+    return where(inside, 0.0, x).to(x.dtype)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x − lambd`` above lambd, ``x + lambd`` below −lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    x = as_tensor(input)
-    shrunk = where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0))
-    return shrunk.to(x.dtype)
+    x = floating_kernel("softshrink", as_tensor(input))
+    inside = (x >= -lambd) & (x <= lambd)
+    shift = where(x > lambd, lambd, -lambd)  # NaN: shifted, and stays NaN
+    return where(inside, 0.0, x - shift).to(x.dtype)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -193,10 +205,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """``x`` where ``x > threshold``, else ``value``."""
-    x = as_tensor(input)
-    out = where(x > threshold, x, value).to(x.dtype)
-    return x.copy_(out) if inplace else out
+    """``value`` where ``x ≤ threshold``, else ``x`` (NaN stays NaN)."""
+    x = no_bool_kernel("threshold", as_tensor(input))
+    below = x <= threshold
+    return _written_back(x, lambda v: where(below, value, v).to(x.dtype), inplace)
 
 
 def threshold_(input: Tensor, threshold_value: float, value: float) -> Tensor:
