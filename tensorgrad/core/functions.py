@@ -24,10 +24,10 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (all broadcast);
     with the condition alone, the indices where it holds (``nonzero(as_tuple=True)``)."""
     cond = condition._data if isinstance(condition, engine.Tensor) else np.asarray(condition)
+    if input is None and other is None:  # any dtype; a 0-d condition counts as 1-D
+        return tuple(engine.wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(cond)))
     if cond.dtype != np.bool_:
         raise array_backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
-    if input is None and other is None:
-        return tuple(engine.wrap(i) for i in np.nonzero(cond))
     x, y = operand(input), operand(other)
     ax = x._data if isinstance(x, engine.Tensor) else x
     ay = y._data if isinstance(y, engine.Tensor) else y
