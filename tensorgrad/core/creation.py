@@ -115,6 +115,19 @@ def full(
     )
 
 
+def scalar_tensor(
+    s: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype``
+    says otherwise (an int or a bool too, unlike ``tg.tensor``)."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    check_fill_value(s, "scalar_tensor")
+    target = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
+    check_fits(s, target, "scalar_tensor")
+    return _make(np.asarray(s).astype(target), requires_grad, device)
+
+
 def _like(input: Any) -> Tensor:
     return input if isinstance(input, Tensor) else Tensor(array_backend.as_array(input))
 

@@ -577,6 +577,14 @@ METHOD_FUNCTIONS = (
     "take_along_dim", "tensor_split", "tile", "trace", "vdot", "xlogy",
 )  # fmt: skip
 
+#: the functions of core/more_methods.py's methods
+MORE_METHOD_FUNCTIONS = (
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "ger", "positive", "adjoint",
+    "is_nonzero", "addcmul", "addcdiv", "select", "diff", "dist", "is_signed", "is_complex",
+    "is_conj", "is_neg", "is_same_size", "conj", "resolve_conj", "resolve_neg",
+)  # fmt: skip
+METHOD_FUNCTIONS = METHOD_FUNCTIONS + MORE_METHOD_FUNCTIONS
+
 for _name in METHOD_FUNCTIONS:
     globals()[_name] = _method(_name)
 del _name
@@ -620,3 +628,24 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
 def polygamma(n: int, input: Any) -> Any:
     """``tg.polygamma(n, x)``: the n-th derivative of digamma (PyTorch's argument order)."""
     return as_tensor(input).polygamma(n)
+
+
+def chain_matmul(*matrices: Any) -> Any:
+    """The product of 2-D tensors, left to right (PyTorch's deprecated ``chain_matmul``;
+    ``tg.linalg`` is not there, so no ``multi_dot``)."""
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    tensors = [as_tensor(m) for m in matrices]
+    for t in tensors:
+        if t.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.ndim}, expected 2 instead.")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result.mm(t)
+    return result if len(tensors) > 1 else result.clone()
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
+    """``other − alpha · input`` (subtraction with the operands swapped)."""
+    x = as_tensor(input)
+    return (x * alpha if alpha != 1 else x).neg().add(other) if x.dtype != np.bool_ else x.sub(other)

@@ -223,3 +223,87 @@ def softmin(
     if dtype is not None:
         x = x.to(dtype)
     return (-x).softmax(-1 if dim is None else dim)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x ≥ 0``, else ``weight · x``: one slope, or one per channel (dim 1)."""
+    x = floating_kernel("prelu", as_tensor(input))
+    w = as_tensor(weight)
+    if w.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
+        )
+    if w.dtype != x.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {x.dtype} and {w.dtype}")
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if w.numel() != 1 and w.numel() != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{w.numel()} and channel size = {channels}."
+        )
+    if w.numel() != 1:
+        w = w.reshape(-1, *([1] * (x.ndim - 2)))
+    else:
+        w = w.reshape(())
+    return where(x._data >= 0, x, w * x)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C·r², H, W)`` rearranged to ``(*, C, H·r, W·r)`` (sub-pixel convolution)."""
+    x, r = as_tensor(input), int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """The inverse of :func:`pixel_shuffle`: ``(*, C, H·r, W·r)`` to ``(*, C·r², H, W)``."""
+    x, r = as_tensor(input), int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *lead, c, h, w = x.shape
+    for name, size, at in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                f"input.size({at})={size} is not divisible by {r}"
+            )
+    n = len(lead)
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)

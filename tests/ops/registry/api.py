@@ -48,9 +48,11 @@ class ApiInfo:
 
 def _target(qualified: str) -> Callable[..., Any]:
     """``lib.<name>``, ``x.<name>`` (on a clone, for an in-place form) or ``F.<name>``."""
-    space, name = qualified.split(".", 1)
+    space, name = qualified.split("#")[0].split(".", 1)
     if space == "tg":
         return lambda lib, *args: getattr(lib, name)(*args)
+    if space == "F" and name.endswith("_"):
+        return lambda lib, x, *args: getattr(lib.nn.functional, name)(x.clone(), *args)
     if space == "F":
         return lambda lib, *args: getattr(lib.nn.functional, name)(*args)
     if name.endswith("_"):
@@ -111,6 +113,12 @@ Tensor.unbind Tensor.unique Tensor.unique_consecutive Tensor.var Tensor.zero_
 F.celu F.elu F.gelu F.hardshrink F.hardsigmoid F.hardswish F.hardtanh F.hardtanh_
 F.leaky_relu F.logsigmoid F.mish F.normalize F.relu F.relu6 F.selu F.sigmoid F.silu
 F.softplus F.softshrink F.softsign F.tanh F.tanhshrink
+tg.positive tg.adjoint tg.is_nonzero tg.is_signed tg.is_complex tg.is_conj tg.is_neg tg.conj
+tg.resolve_conj tg.resolve_neg tg.diff
+Tensor.positive Tensor.adjoint Tensor.is_nonzero Tensor.is_signed Tensor.is_complex
+Tensor.is_conj Tensor.is_neg Tensor.conj Tensor.resolve_conj Tensor.resolve_neg Tensor.diff
+Tensor.absolute_ Tensor.negative_
+F.relu_ F.elu_ F.leaky_relu_ F.selu_ F.celu_
 """)
 
 #: called with one tensor; random results (dtype and shape compared)
@@ -149,13 +157,20 @@ Tensor.masked_select Tensor.take Tensor.bincount
 F.binary_cross_entropy_with_logits F.cosine_similarity F.cross_entropy F.huber_loss
 F.kl_div F.l1_loss F.linear F.mse_loss F.pairwise_distance F.smooth_l1_loss
 F.soft_margin_loss F.binary_cross_entropy F.nll_loss
+tg.greater tg.greater_equal tg.less tg.less_equal tg.not_equal tg.ger tg.dist tg.is_same_size
+tg.rsub tg.chain_matmul
+Tensor.greater Tensor.greater_equal Tensor.less Tensor.less_equal Tensor.not_equal Tensor.ger
+Tensor.dist Tensor.is_same_size Tensor.multiply_ Tensor.divide_ Tensor.true_divide_
+Tensor.subtract_
+F.prelu
 """)
 
 #: called with three tensors
 THREE_TENSORS = _names("""
 tg.lerp Tensor.lerp Tensor.lerp_ F.scaled_dot_product_attention tg.addmm tg.addmv
 tg.baddbmm Tensor.addmm Tensor.addmm_ Tensor.addmv Tensor.addmv_ Tensor.baddbmm
-Tensor.baddbmm_
+Tensor.baddbmm_ tg.addcmul tg.addcdiv Tensor.addcmul Tensor.addcdiv Tensor.addcmul_
+Tensor.addcdiv_ tg.chain_matmul#three
 """)
 
 #: called with one tensor and the number 2 (a count, a size, an exponent, a shift)
@@ -327,6 +342,15 @@ CUSTOM: list[ApiInfo] = [
         "F.conv_transpose2d", lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w), arity=2
     ),
     ApiInfo("F.unfold", lambda lib, x: lib.nn.functional.unfold(x, 1)),
+    ApiInfo("tg.select", lambda lib, x: lib.select(x, 0, -1)),
+    ApiInfo("Tensor.select", lambda lib, x: x.select(-1, 1)),
+    ApiInfo("Tensor.sum_to_size", lambda lib, x: x.sum_to_size(*x.shape[1:])),
+    ApiInfo("Tensor.sum_to_size#ones", lambda lib, x: x.sum_to_size([1] * x.dim())),
+    ApiInfo("F.pixel_shuffle", lambda lib, x: lib.nn.functional.pixel_shuffle(x, 1)),
+    ApiInfo(
+        "F.pixel_shuffle#2", lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, -1, 1), 2)
+    ),
+    ApiInfo("F.pixel_unshuffle", lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 1)),
     ApiInfo("F.fold", lambda lib, x: lib.nn.functional.fold(x, (1, 1), 1)),
 ]
 
