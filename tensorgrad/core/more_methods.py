@@ -50,7 +50,9 @@ class MoreMethods:
         return self.mul_(other)
 
     def divide_(self, other: Any, *, rounding_mode: str | None = None) -> Any:
-        return self.div_(other, rounding_mode=rounding_mode)
+        if rounding_mode is None:
+            return self.div_(other)
+        return self.copy_(self.clone().div(other, rounding_mode=rounding_mode))
 
     def true_divide_(self, other: Any) -> Any:
         return self.div_(other)
@@ -139,8 +141,8 @@ class MoreMethods:
         parts += [self] + [engine.as_tensor(a) for a in (append,) if a is not None]
         x = cat(parts, dim) if len(parts) > 1 else self
         for _ in range(n):
-            length = x.shape[dim]
-            later, earlier = x.narrow(dim, 1, max(length - 1, 0)), x.narrow(dim, 0, max(length - 1, 0))
+            count = max(x.shape[dim] - 1, 0)
+            later, earlier = x.narrow(dim, min(1, x.shape[dim]), count), x.narrow(dim, 0, count)
             x = later.logical_xor(earlier) if x.dtype == np.bool_ else later - earlier
         return x
 
@@ -151,6 +153,8 @@ class MoreMethods:
     def sum_to_size(self, *size: Any) -> Any:
         """Summed down to ``size``, a shape ``self`` broadcasts from (the reverse of
         ``expand``)."""
+        if not size:
+            raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
         shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
         try:
             np.broadcast_shapes(tuple(shape), self.shape)

@@ -36,7 +36,8 @@ class ApiInfo:
     one name has more than one entry. ``arity`` tensors are drawn (any dtype, any of the fuzz's shapes, contiguous or views)
     and passed to ``call(lib, *tensors)``. ``random`` results are compared by dtype and
     shape only. ``dtypes`` narrows the drawn dtypes (for calls whose other dtypes only test
-    the same refusal again).
+    the same refusal again); ``shapes`` the drawn shapes (for calls of a fixed rank: the
+    convolutions and pools, whose entries draw a wrong rank too).
     """
 
     name: str
@@ -44,6 +45,7 @@ class ApiInfo:
     arity: int = 1
     random: bool = False
     dtypes: tuple[str, ...] = ()
+    shapes: tuple[tuple[int, ...], ...] = ()
 
 
 def _target(qualified: str) -> Callable[..., Any]:
@@ -187,13 +189,27 @@ WITH_DIM = _names("""
 tg.cummax tg.cummin tg.cumprod tg.cumsum tg.log_softmax tg.logcumsumexp tg.logsumexp
 tg.softmax Tensor.cummax Tensor.cummin Tensor.cumprod Tensor.cumprod_ Tensor.cumsum
 Tensor.flip Tensor.log_softmax Tensor.logcumsumexp Tensor.logsumexp Tensor.softmax F.glu
-F.log_softmax F.softmax F.softmin tg.flip tg.tile tg.squeeze_dim
+F.log_softmax F.softmax F.softmin
 """)
-WITH_DIM.remove("tg.squeeze_dim")
 WITH_TWO.remove("tg.polygamma_of_x")
+
+#: shapes of rank 3 and 4 (and the rank errors of a 2-D and an empty one)
+IMAGES = ((1, 2, 3, 3), (2, 1, 4, 2), (1, 4, 2, 2), (2, 3, 3), (1, 1, 1, 1), (1, 0, 2, 2), (2, 3))
+SEQUENCES = ((1, 2, 5), (2, 1, 3), (2, 4), (1, 0, 3), (2, 3, 4, 1))
+
+
+def _images(name: str, call: Callable[..., Any], arity: int = 1) -> ApiInfo:
+    return ApiInfo(name, call, arity=arity, shapes=IMAGES)
+
+
+def _sequences(name: str, call: Callable[..., Any], arity: int = 1) -> ApiInfo:
+    return ApiInfo(name, call, arity=arity, shapes=SEQUENCES)
+
 
 #: the calls that need their own arguments
 CUSTOM: list[ApiInfo] = [
+    ApiInfo("tg.flip", lambda lib, x: lib.flip(x, (0,))),
+    ApiInfo("tg.tile", lambda lib, x: lib.tile(x, (2,))),
     ApiInfo("tg.polygamma", lambda lib, x: lib.polygamma(1, x)),
     ApiInfo("Tensor.bernoulli", lambda lib, x: x.bernoulli(), random=True),
     ApiInfo("tg.bernoulli", lambda lib, x: lib.bernoulli(x), random=True),
@@ -315,33 +331,36 @@ CUSTOM: list[ApiInfo] = [
     ApiInfo("F.pad", lambda lib, x: lib.nn.functional.pad(x, (1, 2))),
     ApiInfo("F.layer_norm", lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:])),
     ApiInfo("F.rms_norm", lambda lib, x: lib.nn.functional.rms_norm(x, x.shape[-1:])),
-    ApiInfo("F.group_norm", lambda lib, x: lib.nn.functional.group_norm(x, 1)),
-    ApiInfo("F.instance_norm", lambda lib, x: lib.nn.functional.instance_norm(x)),
-    ApiInfo(
+    _images("F.group_norm", lambda lib, x: lib.nn.functional.group_norm(x, 1)),
+    _images("F.instance_norm", lambda lib, x: lib.nn.functional.instance_norm(x)),
+    _images(
         "F.batch_norm",
         lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
     ),
-    ApiInfo("F.local_response_norm", lambda lib, x: lib.nn.functional.local_response_norm(x, 2)),
-    ApiInfo("F.avg_pool2d", lambda lib, x: lib.nn.functional.avg_pool2d(x, 1)),
-    ApiInfo("F.max_pool2d", lambda lib, x: lib.nn.functional.max_pool2d(x, (1, 2))),
-    ApiInfo("F.lp_pool1d", lambda lib, x: lib.nn.functional.lp_pool1d(x, 2, 1)),
-    ApiInfo("F.lp_pool2d", lambda lib, x: lib.nn.functional.lp_pool2d(x, 2, 1)),
-    ApiInfo("F.adaptive_avg_pool2d", lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 1)),
-    ApiInfo("F.adaptive_max_pool2d", lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, 1)),
-    ApiInfo(
-        "F.interpolate", lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2.0)
+    _images("F.local_response_norm", lambda lib, x: lib.nn.functional.local_response_norm(x, 2)),
+    _images("F.avg_pool2d", lambda lib, x: lib.nn.functional.avg_pool2d(x, 1)),
+    _images("F.max_pool2d", lambda lib, x: lib.nn.functional.max_pool2d(x, (1, 2))),
+    _sequences("F.lp_pool1d", lambda lib, x: lib.nn.functional.lp_pool1d(x, 2, 1)),
+    _images("F.lp_pool2d", lambda lib, x: lib.nn.functional.lp_pool2d(x, 2, 1)),
+    _images("F.adaptive_avg_pool2d", lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 1)),
+    _images("F.adaptive_max_pool2d", lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, 1)),
+    _images("F.interpolate", lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2.0)
     ),
-    ApiInfo("F.upsample", lambda lib, x: lib.nn.functional.upsample(x, scale_factor=2)),
+    _images("F.upsample", lambda lib, x: lib.nn.functional.upsample(x, scale_factor=2)),
     ApiInfo("F.embedding", lambda lib, x, w: lib.nn.functional.embedding(x.abs(), w), arity=2),
-    ApiInfo("F.conv1d", lambda lib, x, w: lib.nn.functional.conv1d(x, w), arity=2),
-    ApiInfo("F.conv2d", lambda lib, x, w: lib.nn.functional.conv2d(x, w), arity=2),
-    ApiInfo(
-        "F.conv_transpose1d", lambda lib, x, w: lib.nn.functional.conv_transpose1d(x, w), arity=2
+    _sequences("F.conv1d", lambda lib, x, w: lib.nn.functional.conv1d(x, w[..., :1]), arity=2),
+    _images("F.conv2d", lambda lib, x, w: lib.nn.functional.conv2d(x, w[..., :1, :1]), arity=2),
+    _sequences(
+        "F.conv_transpose1d",
+        lambda lib, x, w: lib.nn.functional.conv_transpose1d(x, w[..., :2]),
+        arity=2,
     ),
-    ApiInfo(
-        "F.conv_transpose2d", lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w), arity=2
+    _images(
+        "F.conv_transpose2d",
+        lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w[..., :2, :2]),
+        arity=2,
     ),
-    ApiInfo("F.unfold", lambda lib, x: lib.nn.functional.unfold(x, 1)),
+    _images("F.unfold", lambda lib, x: lib.nn.functional.unfold(x, 1)),
     ApiInfo("tg.select", lambda lib, x: lib.select(x, 0, -1)),
     ApiInfo("Tensor.select", lambda lib, x: x.select(-1, 1)),
     ApiInfo("Tensor.sum_to_size", lambda lib, x: x.sum_to_size(*x.shape[1:])),
@@ -351,7 +370,7 @@ CUSTOM: list[ApiInfo] = [
         "F.pixel_shuffle#2", lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, -1, 1), 2)
     ),
     ApiInfo("F.pixel_unshuffle", lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 1)),
-    ApiInfo("F.fold", lambda lib, x: lib.nn.functional.fold(x, (1, 1), 1)),
+    _sequences("F.fold", lambda lib, x: lib.nn.functional.fold(x, (1, 1), 1)),
 ]
 
 #: public names with no fuzz entry, and why
