@@ -35,7 +35,7 @@ def batch_norm(
     statistics, when given, are updated in place with ``momentum`` and the UNBIASED batch
     variance, as PyTorch does. Otherwise ``running_mean`` and ``running_var`` are used.
     """
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("batch_norm", input if isinstance(input, Tensor) else as_tensor(input))
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
     channels = x.shape[1]
@@ -120,7 +120,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalise each sample over its trailing ``normalized_shape`` dimensions, then scale
     and shift."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("layer_norm", input if isinstance(input, Tensor) else as_tensor(input))
     shape = _normalized_shape("layer_norm", normalized_shape)
     if not shape:
         raise RuntimeError(
@@ -167,7 +167,7 @@ def group_norm(
 ) -> Tensor:
     """Normalise (N, C, ...) input over each group of ``C / num_groups`` channels (and all
     positions), then scale and shift per channel."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("group_norm", input if isinstance(input, Tensor) else as_tensor(input))
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
     n, channels = x.shape[0], x.shape[1]
@@ -194,7 +194,7 @@ def instance_norm(
     """Normalise each channel of each sample of (N, C, ...) input over its positions. With
     running statistics, they are updated with the mean over the batch of the instance
     statistics (unbiased variance); ``use_input_stats=False`` uses them instead."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("batch_norm", input if isinstance(input, Tensor) else as_tensor(input))
     if x.ndim < 3:
         raise ValueError(f"instance_norm: expected input of shape (N, C, ...), got {x.shape}")
     channels = x.shape[1]
@@ -232,7 +232,7 @@ def rms_norm(
 ) -> Tensor:
     """``x / sqrt(mean(x²) + eps)`` over the trailing ``normalized_shape`` dimensions, times
     ``weight``; ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("rms_norm", input if isinstance(input, Tensor) else as_tensor(input))
     shape = _normalized_shape("rms_norm", normalized_shape)
     if not shape:
         raise RuntimeError(
