@@ -153,6 +153,8 @@ def _run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: bo
                 loss = term if loss is None else loss + term
         elif isinstance(out, (torch.Size, tg.Size)):
             described.append(("size", tuple(out)))
+        elif isinstance(out, (torch.dtype, np.dtype)):
+            described.append(("dtype", dtype_name(out)))
         else:
             described.append(("value", out))
     grads = []

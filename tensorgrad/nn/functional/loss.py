@@ -89,7 +89,7 @@ def _same_shape(input: Tensor, target: Any, name: str) -> None:
     against (N,) is a classic bug; PyTorch only warns)."""
     target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
-        raise ValueError(
+        raise array_backend.ShapeError(
             f"{name}: input of shape {input.shape} and target of shape {target_shape} differ"
         )
 
@@ -244,7 +244,10 @@ def nll_loss(
         return _nll_loss_per_sample(log_probs, target, weight, ignore_index, reduction)
     target = _indices(target)
     if log_probs.ndim == 0:
-        raise ValueError("nll_loss: Expected 1 or more dimensions (got 0)")
+        raise ValueError(
+            "nll_loss: input must have 1 or more dimensions (batch, classes, ...), got 0 "
+            "(PyTorch checks this before the target's dtype)"
+        )
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             "nll_loss: expected target dtype to be Long or Byte (class indices), but got "

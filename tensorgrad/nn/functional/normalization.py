@@ -35,7 +35,7 @@ def batch_norm(
     statistics, when given, are updated in place with ``momentum`` and the UNBIASED batch
     variance, as PyTorch does. Otherwise ``running_mean`` and ``running_var`` are used.
     """
-    x = floating_kernel("batch_norm", input if isinstance(input, Tensor) else as_tensor(input))
+    x = input if isinstance(input, Tensor) else as_tensor(input)
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
     channels = x.shape[1]
@@ -62,6 +62,7 @@ def batch_norm(
                 "please see the functorch website for resources on how to patch your module "
                 "to work with vmap"
             )
+        floating_kernel("batch_norm", x)  # after the count check, as PyTorch orders them
         op = ops.Normalize(axes, eps)
         out = apply(op, x)
         if training and running_mean is not None and running_var is not None:
@@ -79,6 +80,7 @@ def batch_norm(
             running_var.reshape(shape).to(x.dtype) + eps
         ).rsqrt()
     else:
+        floating_kernel("batch_norm", x)
         mean = running_mean._data.reshape(shape)
         inverse_std = 1.0 / np.sqrt(running_var._data.reshape(shape) + eps)
         out = (x - mean.astype(x.dtype)) * inverse_std.astype(x.dtype)
