@@ -464,6 +464,10 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
         if "cast" in str(exc):
+            try:  # shapes that do not broadcast are PyTorch's first error, before the dtypes'
+                np.broadcast_shapes(target._data.shape, *(np.shape(a) for a in arrays))
+            except ValueError as shapes:
+                raise named_error(name, shapes) from exc
             raise RuntimeError(
                 f"{name}: the result type cannot be cast to the tensor's type {target.dtype} "
                 "in place"

@@ -48,7 +48,19 @@ def minimum(input: Any, other: Any) -> Any:
 
 
 def matmul(input: Any, other: Any) -> Any:
-    return as_tensor(input).matmul(other)
+    require_tensors("matmul", input=input, other=other)
+    return input.matmul(other)
+
+
+def require_tensors(op: str, **arguments: Any) -> None:
+    """PyTorch's functions take tensors, not lists or arrays, as their tensor arguments (its
+    TypeError names the argument and its position); None passes (an optional argument)."""
+    for position, (name, value) in enumerate(arguments.items(), start=1):
+        if value is not None and not isinstance(value, engine.Tensor):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
 
 
 @numpy_names
@@ -612,7 +624,8 @@ def unique_consecutive(
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """``input.bincount(weights, minlength)``: how often each non-negative integer occurs
     (see :meth:`Tensor.bincount`)."""
-    return as_tensor(input).bincount(weights, minlength)
+    require_tensors("bincount", input=input, weights=weights)
+    return input.bincount(weights, minlength)
 
 
 def msort(input: Any) -> Any:

@@ -493,13 +493,13 @@ class Tensor(MathMethods, ShapeMethods, MoreMethods, NumpyProtocol):
         return binary(ops.Pow, base, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        if isinstance(other, _NUMBERS):  # PyTorch's TypeError, from Python: no @ with a number
+        if isinstance(other, (*_NUMBERS, list, tuple)):  # PyTorch's TypeError, from Python
             return NotImplemented
         check_matmul_dtypes("matmul", self, other)
         return binary(ops.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        if isinstance(other, _NUMBERS):
+        if isinstance(other, (*_NUMBERS, list, tuple)):
             return NotImplemented
         check_matmul_dtypes("matmul", other, self)
         return binary(ops.MatMul, other, self)

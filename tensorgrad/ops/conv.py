@@ -75,7 +75,7 @@ def check_conv(
         )
     channels = x_shape[len(x_shape) - d - 1]
     if channels != w_shape[1] * groups:
-        raise ValueError(
+        raise ShapeError(  # PyTorch's RuntimeError
             f"{op}: input of shape {x_shape} has {channels} channels, but weight of shape "
             f"{w_shape} with groups={groups} expects {w_shape[1] * groups}"
         )
@@ -451,7 +451,7 @@ class ConvTranspose2d(Op):
                 f"(weight of shape {w_shape})"
             )
         if x_shape[1] != w_shape[0]:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: input of shape {x_shape} has {x_shape[1]} channels, but weight of "
                 f"shape {w_shape} expects {w_shape[0]}"
             )
