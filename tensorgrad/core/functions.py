@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
-from tensorgrad.core.args import numpy_names
+from tensorgrad.core.args import numpy_names, require_tensors
 from tensorgrad.core.engine import apply, as_tensor, operand
 
 
@@ -50,17 +50,6 @@ def minimum(input: Any, other: Any) -> Any:
 def matmul(input: Any, other: Any) -> Any:
     require_tensors("matmul", input=input, other=other)
     return input.matmul(other)
-
-
-def require_tensors(op: str, **arguments: Any) -> None:
-    """PyTorch's functions take tensors, not lists or arrays, as their tensor arguments (its
-    TypeError names the argument and its position); None passes (an optional argument)."""
-    for position, (name, value) in enumerate(arguments.items(), start=1):
-        if value is not None and not isinstance(value, engine.Tensor):
-            raise TypeError(
-                f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
 
 
 @numpy_names

@@ -27,7 +27,6 @@ from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import MathMethods
 from tensorgrad.core.methods.arithmetic import remainder, rounded_division
 from tensorgrad.core.methods.indexing import raw_index, torch_order
-from tensorgrad.core.more_methods import MoreMethods
 from tensorgrad.core.node import Node
 from tensorgrad.core.numpy_protocol import NumpyProtocol
 from tensorgrad.core.product_dtypes import check_matmul_dtypes
@@ -37,7 +36,7 @@ from tensorgrad.core.shape_methods import ShapeMethods
 _NUMBERS = (bool, int, float, complex, np.generic)
 
 
-class Tensor(MathMethods, ShapeMethods, MoreMethods, NumpyProtocol):
+class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
     """An n-dimensional array with reverse-mode automatic differentiation.
 
     ``Tensor(data)`` wraps an array (sharing it, and keeping its dtype) or copies a list as

@@ -3,7 +3,7 @@ comparison aliases (``greater``, ``less_equal``, ...), ``adjoint``, ``positive``
 ``addcmul``/``addcdiv``, ``select``, ``diff``, ``dist``, ``sum_to_size`` and the dtype and
 conjugation queries a real-valued framework answers trivially (``is_complex``, ``conj``).
 
-Mixed into Tensor (``core/tensor.py``) beside MathMethods and ShapeMethods.
+Composed into ``MathMethods`` (``core/math_methods.py``) with the other families.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from tensorgrad.core import engine
 
 
-class MoreMethods:
+class CompositionMethods:
     """Compositions of other Tensor methods, under PyTorch's names (mixed into Tensor)."""
 
     __slots__ = ()
