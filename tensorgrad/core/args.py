@@ -101,23 +101,6 @@ def check_fits(value: Any, dtype: Any, what: str) -> None:
                            "without overflow")  # fmt: skip
 
 
-def require_tensors(op: str, **arguments: Any) -> None:
-    """PyTorch's functions take tensors, not lists or arrays, as their tensor arguments (its
-    TypeError names the argument and its position); None passes (an optional argument)."""
-    for position, (name, value) in enumerate(arguments.items(), start=1):
-        if value is not None and not isinstance(value, _tensor_type()):
-            raise TypeError(
-                f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
-
-
-def _tensor_type() -> type:
-    from tensorgrad.core.tensor import Tensor  # args is imported by tensor.py: not at the top
-
-    return Tensor
-
-
 class Size(tuple):
     """A tensor's shape, as ``x.size()`` returns it (PyTorch's ``torch.Size``): a tuple."""
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
-from tensorgrad.core.args import numpy_names, require_tensors
+from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, as_tensor, operand
 
 
@@ -48,7 +48,7 @@ def minimum(input: Any, other: Any) -> Any:
 
 
 def matmul(input: Any, other: Any) -> Any:
-    require_tensors("matmul", input=input, other=other)
+    engine.require_tensors("matmul", input=input, other=other)
     return input.matmul(other)
 
 
@@ -613,7 +613,7 @@ def unique_consecutive(
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """``input.bincount(weights, minlength)``: how often each non-negative integer occurs
     (see :meth:`Tensor.bincount`)."""
-    require_tensors("bincount", input=input, weights=weights)
+    engine.require_tensors("bincount", input=input, weights=weights)
     return input.bincount(weights, minlength)
 
 
@@ -650,4 +650,6 @@ def chain_matmul(*matrices: Any) -> Any:
 def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
     """``other − alpha · input`` (subtraction with the operands swapped)."""
     x = as_tensor(input)
-    return (x * alpha if alpha != 1 else x).neg().add(other) if x.dtype != np.bool_ else x.sub(other)
+    return (
+        (x * alpha if alpha != 1 else x).neg().add(other) if x.dtype != np.bool_ else x.sub(other)
+    )

@@ -19,6 +19,7 @@ from tensorgrad.core.methods.common import (
     _tensor_argument,
     floating_kernel,
     no_bool_kernel,
+    write_back,
 )
 
 
@@ -200,7 +201,7 @@ class ArithmeticMethods:
     arctan2_ = atan2_
 
     def lerp_(self, end: Any, weight: Any) -> Any:
-        return self.copy_(self.lerp(end, weight))
+        return write_back(self, "lerp_", lambda x: x.lerp(end, weight))
 
     floor_divide_ = _copy_back("floor_divide")
     copysign_, hypot_, xlogy_ = _copy_back("copysign"), _copy_back("hypot"), _copy_back("xlogy")
@@ -212,7 +213,7 @@ class ArithmeticMethods:
                 f"the base given to float_power_ has dtype {self.dtype} but the operation's "
                 "result requires dtype float64"
             )
-        return self.copy_(self.float_power(exponent))
+        return write_back(self, "float_power_", lambda x: x.float_power(exponent))
 
 
 def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any, dividend: Any = None) -> None:

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
+from tensorgrad.core.methods.common import write_back
 
 
 class CompositionMethods:
@@ -52,7 +54,7 @@ class CompositionMethods:
     def divide_(self, other: Any, *, rounding_mode: str | None = None) -> Any:
         if rounding_mode is None:
             return self.div_(other)
-        return self.copy_(self.clone().div(other, rounding_mode=rounding_mode))
+        return write_back(self, "divide_", lambda x: x.div(other, rounding_mode=rounding_mode))
 
     def true_divide_(self, other: Any) -> Any:
         return self.div_(other)
@@ -107,10 +109,10 @@ class CompositionMethods:
         return self + quotient * value if value != 1 else self + quotient
 
     def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-        return self.copy_(self.clone().addcmul(tensor1, tensor2, value=value))
+        return write_back(self, "addcmul_", lambda x: x.addcmul(tensor1, tensor2, value=value))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-        return self.copy_(self.clone().addcdiv(tensor1, tensor2, value=value))
+        return write_back(self, "addcdiv_", lambda x: x.addcdiv(tensor1, tensor2, value=value))
 
     def select(self, dim: int, index: int) -> Any:
         """The slice at ``index`` along ``dim`` (that dimension removed): ``x[:, index]``."""
@@ -135,11 +137,12 @@ class CompositionMethods:
         the ends first); for bools, whether neighbours differ."""
         if self.ndim == 0:
             raise RuntimeError("diff expects input to be at least one-dimensional")
-        from tensorgrad.core.functions import cat
-
         parts = [engine.as_tensor(p) for p in (prepend,) if p is not None]
         parts += [self] + [engine.as_tensor(a) for a in (append,) if a is not None]
-        x = cat(parts, dim) if len(parts) > 1 else self
+        x = self
+        if len(parts) > 1:
+            dtype = array_backend.result_type(*(p._data for p in parts))
+            x = engine.apply(ops.Concatenate(dim), *(p.to(dtype) for p in parts))
         for _ in range(n):
             count = max(x.shape[dim] - 1, 0)
             later, earlier = x.narrow(dim, min(1, x.shape[dim]), count), x.narrow(dim, 0, count)

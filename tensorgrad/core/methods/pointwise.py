@@ -23,6 +23,7 @@ from tensorgrad.core.methods.common import (
     _raw,
     floating_kernel,
     no_bool_kernel,
+    write_back,
 )
 
 
@@ -315,13 +316,13 @@ class PointwiseMethods:
     def nan_to_num_(
         self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
     ):
-        return self.copy_(self.nan_to_num(nan, posinf, neginf))
+        return write_back(self, "nan_to_num_", lambda x: x.nan_to_num(nan, posinf, neginf))
 
     def logit_(self, eps: float | None = None) -> Any:
-        return self.copy_(self.logit(eps))
+        return write_back(self, "logit_", lambda x: x.logit(eps))
 
     def frac_(self) -> Any:
-        return self.copy_(self.frac())
+        return write_back(self, "frac_", lambda x: x.frac())
 
     exp2_, deg2rad_, rad2deg_ = _copy_back("exp2"), _copy_back("deg2rad"), _copy_back("rad2deg")
     fix_, sgn_ = _copy_back("fix"), _copy_back("sgn")

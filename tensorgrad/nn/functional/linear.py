@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from tensorgrad import ops
-from tensorgrad.core.engine import apply
-from tensorgrad.core.args import require_tensors
+from tensorgrad.core.engine import apply, require_tensors
 from tensorgrad.core.product_dtypes import added_in_place, check_linear_dtypes
 from tensorgrad.core.tensor import Tensor
 
