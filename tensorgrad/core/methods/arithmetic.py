@@ -75,12 +75,12 @@ class ArithmeticMethods:
     def remainder(self, other: Any) -> Any:
         """Python's ``%``: the remainder with the divisor's sign; x's gradient is 1, the
         divisor's ``−floor(x / y)``."""
-        return binary(ops.Remainder, self, other)
+        return remainder(ops.Remainder, self, other)
 
     def fmod(self, other: Any) -> Any:
         """C's ``fmod``: the remainder with the dividend's sign; the divisor's gradient is
         ``−trunc(x / y)``."""
-        return binary(ops.Fmod, self, other)
+        return remainder(ops.Fmod, self, other)
 
     def floor_divide(self, other: Any) -> Any:
         return self.div(other, rounding_mode="floor")
@@ -180,6 +180,11 @@ class ArithmeticMethods:
             raise RuntimeError(
                 f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
             )
+        if isinstance(weight, engine.Tensor) and weight.dtype != self.dtype:
+            raise RuntimeError(
+                f"lerp: expected dtype {self.dtype} for `weight` but got dtype {weight.dtype}"
+            )
+        floating_kernel("lerp_kernel_tensor", self)
         w = _raw(weight)
         low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5
         diff = end - self
@@ -193,9 +198,11 @@ class ArithmeticMethods:
         return apply_inplace(ops.Atan2(), self, engine.operand(other))
 
     def remainder_(self, other: Any) -> Any:
+        _check_remainder(ops.Remainder, self, other)
         return apply_inplace(ops.Remainder(), self, engine.operand(other))
 
     def fmod_(self, other: Any) -> Any:
+        _check_remainder(ops.Fmod, self, other)
         return apply_inplace(ops.Fmod(), self, engine.operand(other))
 
     arctan2_ = atan2_
@@ -237,10 +244,16 @@ def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
     ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     if ax is NotImplemented or ay is NotImplemented:
         return NotImplemented
+    _check_remainder(op_type, x, y)
+    return binary(op_type, x, y)
+
+
+def _check_remainder(op_type: type[ops.Op], x: Any, y: Any) -> None:
+    """PyTorch's refusals for ``%`` and ``fmod``: bools (no kernel), an integer divisor 0."""
+    ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     dtype = array_backend.result_type(ax, ay)
     no_bool_kernel(op_type.name, dtype)
     check_integer_divisor(op_type.name, dtype, ay, ax)
-    return binary(op_type, x, y)
 
 
 def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:

@@ -64,10 +64,10 @@ class MatrixMethods:
 
     def trace(self) -> Any:
         """The sum of a matrix's main diagonal."""
+        if self.dtype == np.bool_:  # before the rank, as PyTorch's dispatch
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
-        if self.dtype == np.bool_:
-            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         return self.diagonal().sum()  # integers: in int64, as sum does
 
     def mv(self, vec: Any) -> Any:

@@ -43,7 +43,7 @@ def batch_norm(
     shape = (channels,) + (1,) * (x.ndim - 2)  # broadcasts a (C,) vector against (N, C, ...)
     if training or running_mean is None or running_var is None:
         count = x.numel() // max(channels, 1)
-        if count <= 1:
+        if count <= 1 and channels:  # no channels: nothing to normalise, as PyTorch
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"of shape {x.shape}"
