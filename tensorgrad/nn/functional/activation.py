@@ -261,10 +261,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
             f"{w.numel()} and channel size = {channels}."
         )
-    if w.numel() != 1:
-        w = w.reshape(-1, *([1] * (x.ndim - 2)))
-    else:
-        w = w.reshape(())
+    w = w.reshape(-1, *([1] * (x.ndim - 2))) if w.numel() != 1 else w.reshape(())
     return where(x._data >= 0, x, w * x)
 
 

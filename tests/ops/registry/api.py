@@ -33,12 +33,12 @@ class ApiInfo:
     """One public name and how the differential fuzz calls it.
 
     ``name`` is the qualified public name (``tg.where``), with a ``#variant`` suffix when
-    one name has more than one entry. ``arity`` tensors are drawn (any dtype, any of the fuzz's shapes, contiguous or views)
-    and passed to ``call(lib, *tensors)``. ``random`` results are compared by dtype and
-    shape only. ``dtypes`` narrows the drawn dtypes (for calls whose other dtypes only test
-    the same refusal again); ``shapes`` the drawn shapes (for calls of a fixed rank: the
-    convolutions and pools, whose entries draw a wrong rank too).
-    """
+    one name has more than one entry. ``arity`` tensors are drawn (any dtype, any of the
+    fuzz's shapes, contiguous or views) and passed to ``call(lib, *tensors)``. ``random``
+    results are compared by dtype and shape only. ``dtypes`` narrows the drawn dtypes (for
+    calls whose other dtypes only test the same refusal again); ``shapes`` the drawn shapes
+    (for calls of a fixed rank: the convolutions and pools, whose entries draw a wrong rank
+    too)."""
 
     name: str
     call: Callable[..., Any]
@@ -344,8 +344,7 @@ CUSTOM: list[ApiInfo] = [
     _images("F.lp_pool2d", lambda lib, x: lib.nn.functional.lp_pool2d(x, 2, 1)),
     _images("F.adaptive_avg_pool2d", lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 1)),
     _images("F.adaptive_max_pool2d", lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, 1)),
-    _images("F.interpolate", lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2.0)
-    ),
+    _images("F.interpolate", lambda lib, x: lib.nn.functional.interpolate(x, scale_factor=2.0)),
     _images("F.upsample", lambda lib, x: lib.nn.functional.upsample(x, scale_factor=2)),
     ApiInfo("F.embedding", lambda lib, x, w: lib.nn.functional.embedding(x.abs(), w), arity=2),
     _sequences("F.conv1d", lambda lib, x, w: lib.nn.functional.conv1d(x, w[..., :1]), arity=2),
@@ -367,7 +366,8 @@ CUSTOM: list[ApiInfo] = [
     ApiInfo("Tensor.sum_to_size#ones", lambda lib, x: x.sum_to_size([1] * x.dim())),
     ApiInfo("F.pixel_shuffle", lambda lib, x: lib.nn.functional.pixel_shuffle(x, 1)),
     ApiInfo(
-        "F.pixel_shuffle#2", lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, -1, 1), 2)
+        "F.pixel_shuffle#2",
+        lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, -1, 1), 2),
     ),
     ApiInfo("F.pixel_unshuffle", lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 1)),
     _sequences("F.fold", lambda lib, x: lib.nn.functional.fold(x, (1, 1), 1)),
