@@ -220,7 +220,6 @@ DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
     "minimum": _special,
     # composed with where: an infinite difference gives a NaN gradient (PyTorch: the slope)
     "smooth_l1_loss": _special,
-    "elu": _special,
     # x ** 0.5 at -inf: PyTorch's slope (an rsqrt) is NaN, NumPy's (-inf) ** -0.5 is 0
     "pow_half": _special,
     # PyTorch's mT of a 0-d tensor is a deprecated identity; tensorgrad refuses it
@@ -246,6 +245,12 @@ for _product in ("matmul", "@", "mm", "bmm", "dot", "outer", "lib.matmul"):
 def _bool(args: tuple) -> bool:
     return any(isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in args)
 
+
+# relu's siblings pass no gradient through NaN either (relu's difference, above)
+for _relu in ("relu_", "relu6"):
+    DIFFERENCES[_relu] = _special
+# gelu of inf in float32: PyTorch's vectorised kernel gives NaN, tensorgrad the limit, inf
+DIFFERENCES["gelu"] = _special
 
 # abs of bools: tensorgrad gives the bools back, PyTorch has no kernel (tensorgrad is the
 # more permissive, as test_api_fuzz.py's reference allows)

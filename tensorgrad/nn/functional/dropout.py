@@ -36,7 +36,8 @@ def _floating_mask(name: str, x: Tensor) -> None:
     PyTorch's RuntimeError (an empty one is returned as it is, before this check)."""
     if x.dtype.kind != "f":
         raise RuntimeError(
-            f"{name}: result type float can't be cast to the desired output type {x.dtype}"
+            f"{name}: result type float can't be cast to the desired output type {x.dtype} "
+            "(the kept elements are scaled: a floating point input is needed)"
         )
 
 
