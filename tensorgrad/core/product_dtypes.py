@@ -112,10 +112,14 @@ def _multipliable(x_shape: tuple, y_shape: tuple) -> bool:
     return True
 
 
-def check_linear_dtypes(op: str, x: Any, weight: Any, bias: Any) -> bool:
+def check_linear_dtypes(
+    op: str, x: Any, weight: Any, bias: Any, *, shapes_checked: bool = False
+) -> bool:
     """``linear``'s operands (tensors; ``bias`` may be None), in the order PyTorch checks
-    them: one dtype, then the 1-D weight its fused ``addmm`` refuses, then a bool input (no
-    kernel). Return whether ``bias`` is fused (then it must share the dtype too) rather than
+    them: the shapes (an input that does not fit the weight is left to the product's shape
+    error, unless ``shapes_checked``: a caller whose ``x`` stands for the real input), one
+    dtype, then the 1-D weight its fused ``addmm`` refuses, then a bool input (no kernel).
+    Return whether ``bias`` is fused (then it must share the dtype too) rather than
     added after the product (:func:`added_in_place`).
 
     PyTorch fuses the bias for a 2-D input, and for any input with a 1-D bias. (It adds a 1-D
@@ -123,7 +127,7 @@ def check_linear_dtypes(op: str, x: Any, weight: Any, bias: Any) -> bool:
     layout tensorgrad does not share, as it keeps convolution outputs channels-last, so the
     rule here does not depend on it; docs/porting.md.)"""
     fused = bias is not None and (x.ndim == 2 or bias.ndim == 1)
-    if weight.ndim == 2 and x.ndim and x.shape[-1] != weight.shape[-1]:
+    if not shapes_checked and weight.ndim == 2 and x.ndim and x.shape[-1] != weight.shape[-1]:
         return fused  # the product's shape error, which PyTorch raises before the dtypes'
     check_same_dtype(op, ("input", x), ("weight", weight), *([("bias", bias)] if fused else []))
     if fused and weight.ndim == 1:
