@@ -236,7 +236,7 @@ DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
 GRADIENT_TOLERANCE: dict[str, float] = {"hardsigmoid": 1e-7}
 #: float64 values PyTorch computes less exactly (docs/porting.md): its trigamma (polygamma
 #: n=1) is off by up to ~5e-10 relative; tensorgrad's (SciPy's) agrees with mpmath
-VALUE_TOLERANCE: dict[str, float] = {"polygamma": 2e-9}
+VALUE_TOLERANCE: dict[str, float] = {"polygamma": 2e-9, "polygamma_": 2e-9}
 
 for _product in ("matmul", "@", "mm", "bmm", "dot", "outer", "lib.matmul"):
     DIFFERENCES[_product] = _empty
@@ -252,6 +252,13 @@ for _relu in ("relu_", "relu6"):
 # gelu of inf in float32: PyTorch's vectorised kernel gives NaN, tensorgrad the limit, inf
 DIFFERENCES["gelu"] = _special
 
+# the in-place logical ops of a float tensor that requires grad: PyTorch leaves its gradient
+# function as it was (the gradient passes through unchanged); tensorgrad's is 0, the value's
+for _logical in ("logical_and_", "logical_or_", "logical_xor_", "logical_not_"):
+    DIFFERENCES[_logical] = lambda args: any(
+        isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in args
+    )
+
 # abs of bools: tensorgrad gives the bools back, PyTorch has no kernel (tensorgrad is the
 # more permissive, as test_api_fuzz.py's reference allows)
 for _abs in ("abs", "abs_", "absolute", "absolute_"):
@@ -261,7 +268,7 @@ for _abs in ("abs", "abs_", "absolute", "absolute_"):
 DIFFERENCES["interpolate"] = DIFFERENCES["upsample"] = _integral
 
 # polygamma at its poles (0, -1, -2, ...): tensorgrad's inf, PyTorch's trigamma a large number
-DIFFERENCES["polygamma"] = lambda args: any(
+DIFFERENCES["polygamma"] = DIFFERENCES["polygamma_"] = lambda args: any(
     isinstance(a, np.ndarray) and bool(np.any((a <= 0) & (np.floor(a) == a))) for a in args
 )
 

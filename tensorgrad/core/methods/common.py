@@ -27,6 +27,11 @@ def write_back(self: Any, name: str, compute: Any) -> Any:
     category than ``self`` (a float into an integer or bool tensor) is PyTorch's error, not
     a silent cast."""
     result = compute(self.clone())
+    if result.shape != self.shape:  # broadcasting may not grow the tensor written into
+        raise RuntimeError(
+            f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
     if _CATEGORY[result.dtype.kind] > _CATEGORY[self.dtype.kind]:
         raise RuntimeError(
             f"{name}: result type {result.dtype} can't be cast to the desired output type "

@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine
-from tensorgrad.core.methods.common import write_back
+from tensorgrad.core.methods.common import _copy_back, write_back
 
 
 class CompositionMethods:
@@ -61,6 +61,23 @@ class CompositionMethods:
 
     def subtract_(self, other: Any, *, alpha: Any = 1) -> Any:
         return self.sub_(other, alpha=alpha)
+
+    # the in-place forms PyTorch has of pointwise functions, comparisons and scans: each the
+    # function's result written back (computed from a copy; see ``write_back``)
+    cos_, sin_, tan_ = _copy_back("cos"), _copy_back("sin"), _copy_back("tan")
+    floor_, ceil_, round_, trunc_ = (_copy_back(n) for n in ("floor", "ceil", "round", "trunc"))
+    sign_, square_, rsqrt_ = _copy_back("sign"), _copy_back("square"), _copy_back("rsqrt")
+    reciprocal_, expm1_ = _copy_back("reciprocal"), _copy_back("expm1")
+    log10_, log1p_, log2_ = _copy_back("log10"), _copy_back("log1p"), _copy_back("log2")
+    polygamma_, cumsum_ = _copy_back("polygamma"), _copy_back("cumsum")
+    tril_, triu_ = _copy_back("tril"), _copy_back("triu")
+    clamp_min_, clamp_max_ = _copy_back("clamp_min"), _copy_back("clamp_max")
+    logical_and_, logical_or_ = _copy_back("logical_and"), _copy_back("logical_or")
+    logical_xor_, logical_not_ = _copy_back("logical_xor"), _copy_back("logical_not")
+    eq_, ne_, lt_ = _copy_back("eq"), _copy_back("ne"), _copy_back("lt")
+    le_, gt_, ge_ = _copy_back("le"), _copy_back("gt"), _copy_back("ge")
+    greater_, greater_equal_ = _copy_back("gt"), _copy_back("ge")
+    less_, less_equal_, not_equal_ = _copy_back("lt"), _copy_back("le"), _copy_back("ne")
 
     # ----------------------------------------------------------------- compositions
     def positive(self) -> Any:

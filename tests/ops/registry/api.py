@@ -121,6 +121,9 @@ Tensor.positive Tensor.adjoint Tensor.is_nonzero Tensor.is_signed Tensor.is_comp
 Tensor.is_conj Tensor.is_neg Tensor.conj Tensor.resolve_conj Tensor.resolve_neg Tensor.diff
 Tensor.absolute_ Tensor.negative_
 F.relu_ F.elu_ F.leaky_relu_ F.selu_ F.celu_
+Tensor.cos_ Tensor.sin_ Tensor.tan_ Tensor.floor_ Tensor.ceil_ Tensor.round_ Tensor.trunc_
+Tensor.sign_ Tensor.square_ Tensor.rsqrt_ Tensor.reciprocal_ Tensor.expm1_ Tensor.log10_
+Tensor.log1p_ Tensor.log2_ Tensor.tril_ Tensor.triu_ Tensor.logical_not_
 """)
 
 #: called with one tensor; random results (dtype and shape compared)
@@ -163,7 +166,10 @@ tg.greater tg.greater_equal tg.less tg.less_equal tg.not_equal tg.ger tg.dist tg
 tg.rsub tg.chain_matmul
 Tensor.greater Tensor.greater_equal Tensor.less Tensor.less_equal Tensor.not_equal Tensor.ger
 Tensor.dist Tensor.is_same_size Tensor.multiply_ Tensor.divide_ Tensor.true_divide_
-Tensor.subtract_
+Tensor.subtract_ Tensor.clamp_min_ Tensor.clamp_max_ Tensor.logical_and_
+Tensor.logical_or_ Tensor.logical_xor_ Tensor.eq_ Tensor.ne_ Tensor.lt_ Tensor.le_ Tensor.gt_
+Tensor.ge_ Tensor.greater_ Tensor.greater_equal_ Tensor.less_ Tensor.less_equal_
+Tensor.not_equal_
 F.prelu
 """)
 
@@ -211,6 +217,8 @@ CUSTOM: list[ApiInfo] = [
     ApiInfo("tg.flip", lambda lib, x: lib.flip(x, (0,))),
     ApiInfo("tg.tile", lambda lib, x: lib.tile(x, (2,))),
     ApiInfo("tg.polygamma", lambda lib, x: lib.polygamma(1, x)),
+    ApiInfo("Tensor.polygamma_", lambda lib, x: x.clone().polygamma_(1)),
+    ApiInfo("Tensor.cumsum_", lambda lib, x: x.clone().cumsum_(0)),
     ApiInfo("Tensor.bernoulli", lambda lib, x: x.bernoulli(), random=True),
     ApiInfo("tg.bernoulli", lambda lib, x: lib.bernoulli(x), random=True),
     ApiInfo("Tensor.new_empty", lambda lib, x: x.new_empty(2), random=True),
