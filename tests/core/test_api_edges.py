@@ -332,3 +332,14 @@ def test_dropout_of_an_integer_tensor_is_an_error_not_numpys():
     with pytest.raises(RuntimeError, match="can't be cast"):
         F.dropout2d(tg.ones(2, 3, 4, 1, dtype=tg.int32))
     assert F.dropout1d(tg.ones(2, 0, dtype=tg.int32)).shape == (2, 0)
+
+
+def test_logit_gradient_outside_its_domain_is_nan_as_pytorchs():
+    x = tg.tensor([-0.5, 0.0, 0.25, 1.0, 1.5], dtype=tg.float64, requires_grad=True)
+    x.logit().sum().backward()
+    grad = x.grad.numpy()
+    assert np.isnan(grad[[0, 4]]).all() and np.isinf(grad[[1, 3]]).all()
+    assert grad[2] == pytest.approx(1 / 0.25 + 1 / 0.75)
+    y = tg.tensor([-0.5, 0.25], dtype=tg.float64, requires_grad=True)
+    y.logit(eps=0.1).sum().backward()
+    assert y.grad.tolist()[0] == 0.0

@@ -222,12 +222,13 @@ class PointwiseMethods:
 
     def logit(self, eps: float | None = None) -> Any:
         """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given.
-        Composed as ``log p − log1p(−p)``, whose slope ``1/p + 1/(1 − p)`` is PyTorch's inf at
-        0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN)."""
+        Composed as ``2 log √p − 2 log √(1 − p)``: its slope ``1/p + 1/(1 − p)`` is PyTorch's,
+        inf at 0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN), and NaN outside
+        [0, 1] as PyTorch's (the slope of √ of a negative number); with ``eps``, 0 outside."""
         p = _floating_input(self)
         if eps is not None:
             p = p.clamp(eps, 1 - eps)
-        return p.log() - (-p).log1p()
+        return (p.sqrt().log() - (1 - p).sqrt().log()) * 2
 
     def deg2rad(self) -> Any:
         return _floating_input(self) * (math.pi / 180)
