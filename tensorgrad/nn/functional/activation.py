@@ -188,7 +188,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = floating_kernel("softshrink", as_tensor(input))
     inside = (x >= -lambd) & (x <= lambd)
-    shift = where(x > lambd, lambd, -lambd)  # NaN: shifted, and stays NaN
+    shift = (x > lambd).to(x.dtype) * (2 * lambd) - lambd  # ±lambd in x's dtype; NaN: −lambd
     return where(inside, 0.0, x - shift).to(x.dtype)
 
 
