@@ -5,6 +5,7 @@ and ``rounded_division`` are also what the Tensor's ``%`` and ``//`` call."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -21,6 +22,35 @@ from tensorgrad.core.methods.common import (
     no_bool_kernel,
     write_back,
 )
+
+
+def _broadcasting(name: str) -> Any:
+    """A two-operand method whose operands must broadcast: shapes that do not are
+    PyTorch's RuntimeError (a ShapeError, naming the op), not NumPy's ValueError from deep
+    inside the composition."""
+
+    def decorate(method: Any) -> Any:
+        @functools.wraps(method)
+        def checked(self: Any, other: Any) -> Any:
+            operand = engine.operand(other)  # (a Tensor's own shape: inside vmap, a sample's)
+            other_shape = (
+                tuple(operand.shape) if isinstance(operand, engine.Tensor) else np.shape(operand)
+            )
+            try:
+                np.broadcast_shapes(self.shape, other_shape)
+            except ValueError:
+                shapes = " ".join(
+                    "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+                    for shape in (tuple(self.shape), tuple(other_shape))
+                )  # NumPy's spelling, as the ops' broadcast errors
+                raise array_backend.ShapeError(
+                    f"{name}: operands could not be broadcast together with shapes {shapes}"
+                ) from None
+            return method(self, other)
+
+        return checked
+
+    return decorate
 
 
 class ArithmeticMethods:
@@ -66,6 +96,7 @@ class ArithmeticMethods:
 
     divide = true_divide = div
 
+    @_broadcasting("atan2")
     def atan2(self, other: Any) -> Any:
         """The angle of (other, self): ``atan2(self, other)``, broadcasting, in float."""
         return _float_binary(ops.Atan2, self, other)
@@ -85,6 +116,7 @@ class ArithmeticMethods:
     def floor_divide(self, other: Any) -> Any:
         return self.div(other, rounding_mode="floor")
 
+    @_broadcasting("copysign")
     @engine.reads_values
     def copysign(self, other: Any) -> Any:
         """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
@@ -95,11 +127,13 @@ class ArithmeticMethods:
             out = functions.where(np.zeros(out.shape, dtype=bool), y, out)
         return out
 
+    @_broadcasting("hypot")
     def hypot(self, other: Any) -> Any:
         floating_kernel("hypot", self, other)
         x, y = _float_operands(self, other)
         return (x * x + y * y).sqrt()
 
+    @_broadcasting("logaddexp")
     @engine.reads_values
     def logaddexp(self, other: Any) -> Any:
         """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
@@ -109,10 +143,12 @@ class ArithmeticMethods:
         shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
         return ((x - shift).exp() + (y - shift).exp()).log() + shift
 
+    @_broadcasting("logaddexp2")
     def logaddexp2(self, other: Any) -> Any:
         floating_kernel("logaddexp2", self, other)
         return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
 
+    @_broadcasting("xlogy")
     @engine.reads_values
     def xlogy(self, other: Any) -> Any:
         """``x · log(y)``, and 0 where x is 0 (unless y is NaN). PyTorch's gradients: x's is
@@ -125,6 +161,7 @@ class ArithmeticMethods:
         overflow = (ax == 0) & (ay == np.inf)  # 0 · inf: 0, as PyTorch
         return functions.where(overflow, 0.0, out).to(x.dtype) if overflow.any() else out
 
+    @_broadcasting("heaviside")
     @engine.reads_values
     def heaviside(self, values: Any) -> Any:
         """0 where x < 0, ``values`` where x == 0, 1 where x > 0 (no gradient, as PyTorch)."""
@@ -137,6 +174,7 @@ class ArithmeticMethods:
         data = self._data  # PyTorch's rule: ``values`` at 0, else ``x > 0`` (0 for NaN)
         return wrap(np.where(data == 0, other._data, data > 0).astype(self.dtype))
 
+    @_broadcasting("nextafter")
     @engine.reads_values
     def nextafter(self, other: Any) -> Any:
         """The next representable float after x towards ``other``; the gradient passes to x
@@ -157,6 +195,7 @@ class ArithmeticMethods:
             exponent = exponent.double()
         return base**exponent
 
+    @_broadcasting("fmax")
     @engine.reads_values
     def fmax(self, other: Any) -> Any:
         """The elementwise maximum ignoring NaN; on ties the gradient goes to ``self``."""
@@ -164,6 +203,7 @@ class ArithmeticMethods:
         ax, ay = _raw(x), _raw(y)
         return functions.where((ax >= ay) | np.isnan(ay), x, y)
 
+    @_broadcasting("fmin")
     @engine.reads_values
     def fmin(self, other: Any) -> Any:
         """The elementwise minimum ignoring NaN; on ties the gradient goes to ``self``."""
