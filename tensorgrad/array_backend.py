@@ -448,11 +448,12 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
         # PyTorch steps from start by step cast to the integer dtype (NumPy steps in floats
         # and casts each value), counting the elements in floats; for int64 it casts the end
         # too, as it counts in int64
+        # (a step that casts to 0 gives start repeated, except in int64, which divides by it)
         first, stride = int(start), int(step)
-        span = (int(stop) - first) / stride if dtype == int64 and stride else (stop - start) / step
-        count = max(math.ceil(span), 0) if stride else 0
-        if stride == 0:
+        if stride == 0 and dtype == int64:
             raise ShapeError(f"arange: step must be nonzero (step {step} in {dtype})")
+        span = (int(stop) - first) / stride if dtype == int64 else (stop - start) / step
+        count = max(math.ceil(span), 0)
         return (first + stride * xp.arange(count)).astype(dtype)
     return xp.arange(start, stop, step, dtype=dtype)
 
@@ -462,12 +463,31 @@ def linspace(start: float, end: float, steps: int, dtype: Any = DEFAULT_FLOAT) -
     if dtype.kind in "biu" and steps > 1:
         # PyTorch's integer linspace: the ends truncated to integers, the points between them
         # stepped from the nearer end and truncated (NumPy floors: -2.5 → -3, not -2)
-        first, last = int(start), int(end)  # int() truncates
+        first, last = int_in(start, dtype), int_in(end, dtype)
         i = xp.arange(steps)
         step = (last - first) / (steps - 1)
         values = xp.where(i < steps // 2, first + step * i, last - step * (steps - 1 - i))
         return values.astype(dtype)
     return xp.linspace(start, end, steps, dtype=dtype)
+
+
+def int_in(value: Any, dtype: Any) -> int:
+    """``value`` cast to the integer (or bool) ``dtype`` as PyTorch casts a range's end:
+    truncated, and wrapped into the dtype (−2 in uint8 is 254)."""
+    return int(xp.asarray(int(value), dtype=int64).astype(as_dtype(dtype)))
+
+
+def c_cast(values: np.ndarray, dtype: Any) -> np.ndarray:
+    """Floats cast to the integer ``dtype`` as PyTorch's CPU kernels cast them (C's cast on
+    x86): truncated; NaN and values beyond the range become the lowest int32 (int64 for
+    int64), then the narrower types keep their low bits (NumPy's cast leaves those values
+    undefined and warns)."""
+    dtype = as_dtype(dtype)
+    wide = int64 if dtype == int64 else int32
+    info = xp.iinfo(wide)
+    bad = ~((values >= info.min) & (values < float(info.max) + 1))
+    whole = xp.where(bad, 0, xp.trunc(xp.where(bad, 0, values))).astype(wide)
+    return xp.where(bad, info.min, whole).astype(wide).astype(dtype)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = DEFAULT_FLOAT) -> np.ndarray:

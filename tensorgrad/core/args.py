@@ -78,6 +78,29 @@ def check_fill_value(value: Any, what: str) -> None:
         )
 
 
+def check_fits(value: Any, dtype: Any, what: str) -> None:
+    """A number written into a tensor of ``dtype`` (a fill value, an end of a range) must be
+    representable there, as PyTorch checks: NaN and ±inf fit only floating dtypes, a value
+    beyond the dtype's range fits nowhere (a float is truncated first), and an unsigned
+    dtype takes negative integers down to minus its maximum (they wrap, two's complement)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b" or isinstance(value, (bool, np.bool_)):
+        return
+    value = value.item() if isinstance(value, np.generic) else value
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        fits = not math.isfinite(value) or -float(info.max) <= value <= float(info.max)
+    elif isinstance(value, float) and not math.isfinite(value):
+        fits = False
+    else:
+        info = np.iinfo(dtype)
+        low = -int(info.max) if dtype.kind == "u" and isinstance(value, int) else int(info.min)
+        fits = low <= value <= int(info.max)  # a float untruncated: 255.5 is beyond uint8
+    if not fits:
+        raise RuntimeError(f"{what}: value {value!r} cannot be converted to type {dtype} "
+                           "without overflow")  # fmt: skip
+
+
 class Size(tuple):
     """A tensor's shape, as ``x.size()`` returns it (PyTorch's ``torch.Size``): a tuple."""
 

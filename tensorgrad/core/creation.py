@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
-from tensorgrad.core.args import check_fill_value, shape_args, size_args
+from tensorgrad.core.args import check_fill_value, check_fits, shape_args, size_args
 from tensorgrad.core.generator import numpy_generator, restore_state, state_tensor
 from tensorgrad.core.tensor import Tensor
 
@@ -107,9 +107,25 @@ def full(
     check_fill_value(fill_value, "full")
     size = (size,) if isinstance(size, int) else size
     dtype = array_backend.as_dtype(dtype) or array_backend.as_array(fill_value).dtype
+    check_fits(fill_value, dtype, "full")
+    if np.dtype(dtype).kind == "u" and isinstance(fill_value, (int, np.integer)):
+        fill_value = int(fill_value) % (int(np.iinfo(dtype).max) + 1)  # wraps, as PyTorch
     return _make(
         array_backend.full(size_args((size,), "full"), fill_value, dtype), requires_grad, device
     )
+
+
+def scalar_tensor(
+    s: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype``
+    says otherwise (an int or a bool too, unlike ``tg.tensor``)."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    check_fill_value(s, "scalar_tensor")
+    target = array_backend.as_dtype(dtype) or array_backend.DEFAULT_FLOAT
+    check_fits(s, target, "scalar_tensor")
+    return _make(np.asarray(s).astype(target), requires_grad, device)
 
 
 def _like(input: Any) -> Tensor:
@@ -148,7 +164,10 @@ def rand_like(
 ) -> Tensor:
     other = _like(input)
     return rand(
-        *other.shape, dtype=dtype or other.dtype, device=device, requires_grad=requires_grad
+        other.shape,
+        dtype=_random_float("rand_like", dtype or other.dtype),
+        device=device,
+        requires_grad=requires_grad,
     )
 
 
@@ -157,8 +176,20 @@ def randn_like(
 ) -> Tensor:
     other = _like(input)
     return randn(
-        *other.shape, dtype=dtype or other.dtype, device=device, requires_grad=requires_grad
+        other.shape,
+        dtype=_random_float("randn_like", dtype or other.dtype),
+        device=device,
+        requires_grad=requires_grad,
     )
+
+
+def _random_float(what: str, dtype: Any) -> np.dtype:
+    """``dtype``, where PyTorch draws uniform and normal values in floating dtypes only (an
+    integer or bool one is its NotImplementedError, as for ``rand_like`` of an int tensor)."""
+    resolved = array_backend.as_dtype(dtype)
+    if resolved.kind != "f":
+        raise NotImplementedError(f"{what}: not implemented for {resolved} (floating point only)")
+    return resolved
 
 
 def arange(
@@ -198,6 +229,9 @@ def linspace(
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     if steps > 1:
         _no_bool_range("linspace", dtype)
+    if dtype is not None and np.dtype(_dtype(dtype)).kind in "iu":
+        for end_value in (start, end):
+            check_fits(end_value, _dtype(dtype), "linspace")
     return _make(array_backend.linspace(start, end, steps, _dtype(dtype)), requires_grad, device)
 
 
@@ -214,10 +248,17 @@ def logspace(
     exponent (computed in float64, then cast)."""
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
-    values = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
     target = _dtype(dtype) or array_backend.DEFAULT_FLOAT
+    if np.dtype(target).kind in "biu":
+        # PyTorch's integer logspace: the ends cast to the dtype first (truncated: −2.5 is
+        # −2), the powers computed in floats, truncated and wrapped into the dtype
+        for end_value in (start, end):
+            check_fits(end_value, target, "logspace")
+        start, end = array_backend.int_in(start, target), array_backend.int_in(end, target)
+    with np.errstate(all="ignore"):  # a negative base to a fractional power: NaN, as PyTorch
+        values = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
     if np.dtype(target).kind in "iu":
-        values = np.trunc(values)
+        return _make(array_backend.c_cast(values, target), requires_grad, device)
     return _make(values.astype(target), requires_grad, device)
 
 

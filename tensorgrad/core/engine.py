@@ -140,6 +140,17 @@ def register_tensor_type(cls: type) -> None:
 
 
 # --------------------------------------------------------------------------- tensors
+def require_tensors(op: str, **arguments: Any) -> None:
+    """PyTorch's functions take tensors, not lists or arrays, as their tensor arguments (its
+    TypeError names the argument and its position); None passes (an optional argument)."""
+    for position, (name, value) in enumerate(arguments.items(), start=1):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+
+
 def wrap(data: Any) -> Any:
     """A new leaf tensor around ``data`` (an array), without ``Tensor.__init__``'s checks."""
     t = Tensor.__new__(Tensor)
@@ -464,6 +475,10 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
         if "cast" in str(exc):
+            try:  # shapes that do not broadcast are PyTorch's first error, before the dtypes'
+                np.broadcast_shapes(target._data.shape, *(np.shape(a) for a in arrays))
+            except ValueError as shapes:
+                raise named_error(name, shapes) from exc
             raise RuntimeError(
                 f"{name}: the result type cannot be cast to the tensor's type {target.dtype} "
                 "in place"

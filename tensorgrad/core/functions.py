@@ -24,10 +24,10 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (all broadcast);
     with the condition alone, the indices where it holds (``nonzero(as_tuple=True)``)."""
     cond = condition._data if isinstance(condition, engine.Tensor) else np.asarray(condition)
+    if input is None and other is None:  # any dtype; a 0-d condition counts as 1-D
+        return tuple(engine.wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(cond)))
     if cond.dtype != np.bool_:
         raise array_backend.DtypeError(f"where: condition must be a bool tensor, got {cond.dtype}")
-    if input is None and other is None:
-        return tuple(engine.wrap(i) for i in np.nonzero(cond))
     x, y = operand(input), operand(other)
     ax = x._data if isinstance(x, engine.Tensor) else x
     ay = y._data if isinstance(y, engine.Tensor) else y
@@ -48,7 +48,8 @@ def minimum(input: Any, other: Any) -> Any:
 
 
 def matmul(input: Any, other: Any) -> Any:
-    return as_tensor(input).matmul(other)
+    engine.require_tensors("matmul", input=input, other=other)
+    return input.matmul(other)
 
 
 @numpy_names
@@ -577,6 +578,14 @@ METHOD_FUNCTIONS = (
     "take_along_dim", "tensor_split", "tile", "trace", "vdot", "xlogy",
 )  # fmt: skip
 
+#: the functions of core/more_methods.py's methods
+MORE_METHOD_FUNCTIONS = (
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "ger", "positive", "adjoint",
+    "is_nonzero", "addcmul", "addcdiv", "select", "diff", "dist", "is_signed", "is_complex",
+    "is_conj", "is_neg", "is_same_size", "conj", "resolve_conj", "resolve_neg",
+)  # fmt: skip
+METHOD_FUNCTIONS = METHOD_FUNCTIONS + MORE_METHOD_FUNCTIONS
+
 for _name in METHOD_FUNCTIONS:
     globals()[_name] = _method(_name)
 del _name
@@ -604,7 +613,8 @@ def unique_consecutive(
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """``input.bincount(weights, minlength)``: how often each non-negative integer occurs
     (see :meth:`Tensor.bincount`)."""
-    return as_tensor(input).bincount(weights, minlength)
+    engine.require_tensors("bincount", input=input, weights=weights)
+    return input.bincount(weights, minlength)
 
 
 def msort(input: Any) -> Any:
@@ -620,3 +630,26 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
 def polygamma(n: int, input: Any) -> Any:
     """``tg.polygamma(n, x)``: the n-th derivative of digamma (PyTorch's argument order)."""
     return as_tensor(input).polygamma(n)
+
+
+def chain_matmul(*matrices: Any) -> Any:
+    """The product of 2-D tensors, left to right (PyTorch's deprecated ``chain_matmul``;
+    ``tg.linalg`` is not there, so no ``multi_dot``)."""
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    tensors = [as_tensor(m) for m in matrices]
+    for t in tensors:
+        if t.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.ndim}, expected 2 instead.")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result.mm(t)
+    return result if len(tensors) > 1 else result.clone()
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
+    """``other − alpha · input`` (subtraction with the operands swapped)."""
+    x = as_tensor(input)
+    return (
+        (x * alpha if alpha != 1 else x).neg().add(other) if x.dtype != np.bool_ else x.sub(other)
+    )

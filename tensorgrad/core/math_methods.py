@@ -18,6 +18,7 @@ from tensorgrad.core.methods.arithmetic import (
 from tensorgrad.core.methods.casts import CastMethods
 from tensorgrad.core.methods.common import ValuesIndices, floating_kernel, no_bool_kernel
 from tensorgrad.core.methods.comparisons import ComparisonMethods
+from tensorgrad.core.methods.compositions import CompositionMethods
 from tensorgrad.core.methods.matrices import MatrixMethods
 from tensorgrad.core.methods.pointwise import PointwiseMethods
 from tensorgrad.core.methods.reductions import MinMax, ReductionMethods
@@ -43,6 +44,7 @@ class MathMethods(
     ReductionMethods,
     SortingMethods,
     CastMethods,
+    CompositionMethods,
 ):
     """Pointwise math, arithmetic, comparisons, matrix products, reductions, sorting and
     casts (mixed into Tensor)."""

@@ -91,16 +91,35 @@ def check_matmul_dtypes(
     x_shape, y_shape = np.shape(_raw(x)), np.shape(_raw(y))
     if not x_shape or not y_shape:
         return
+    if op != "dot" and not _multipliable(x_shape, y_shape):
+        return  # the product's shape error, which PyTorch raises before the dtypes' (not dot)
     if len(y_shape) >= 3:
         check_kernel(op, "bmm", x)
     check_same_dtype(op, (names[0], x), (names[1], y))
     check_kernel(op, "addmm_impl_cpu_", x)
 
 
-def check_linear_dtypes(op: str, x: Any, weight: Any, bias: Any) -> bool:
+def _multipliable(x_shape: tuple, y_shape: tuple) -> bool:
+    """Whether ``matmul`` of these shapes has a result: the inner sizes agree and the batch
+    dimensions broadcast."""
+    inner = y_shape[-2] if len(y_shape) >= 2 else y_shape[0]
+    if x_shape[-1] != inner:
+        return False
+    try:
+        np.broadcast_shapes(x_shape[:-2], y_shape[:-2])
+    except ValueError:
+        return False
+    return True
+
+
+def check_linear_dtypes(
+    op: str, x: Any, weight: Any, bias: Any, *, shapes_checked: bool = False
+) -> bool:
     """``linear``'s operands (tensors; ``bias`` may be None), in the order PyTorch checks
-    them: one dtype, then the 1-D weight its fused ``addmm`` refuses, then a bool input (no
-    kernel). Return whether ``bias`` is fused (then it must share the dtype too) rather than
+    them: the shapes (an input that does not fit the weight is left to the product's shape
+    error, unless ``shapes_checked``: a caller whose ``x`` stands for the real input), one
+    dtype, then the 1-D weight its fused ``addmm`` refuses, then a bool input (no kernel).
+    Return whether ``bias`` is fused (then it must share the dtype too) rather than
     added after the product (:func:`added_in_place`).
 
     PyTorch fuses the bias for a 2-D input, and for any input with a 1-D bias. (It adds a 1-D
@@ -108,6 +127,8 @@ def check_linear_dtypes(op: str, x: Any, weight: Any, bias: Any) -> bool:
     layout tensorgrad does not share, as it keeps convolution outputs channels-last, so the
     rule here does not depend on it; docs/porting.md.)"""
     fused = bias is not None and (x.ndim == 2 or bias.ndim == 1)
+    if not shapes_checked and weight.ndim == 2 and x.ndim and x.shape[-1] != weight.shape[-1]:
+        return fused  # the product's shape error, which PyTorch raises before the dtypes'
     check_same_dtype(op, ("input", x), ("weight", weight), *([("bias", bias)] if fused else []))
     if fused and weight.ndim == 1:
         raise RuntimeError(

@@ -22,7 +22,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, forward, sweep
-from tensorgrad.core.args import SizeOrCount, check_fill_value, shape_args, size_args
+from tensorgrad.core.args import SizeOrCount, check_fill_value, check_fits, shape_args, size_args
 from tensorgrad.core.engine import apply, apply_inplace, binary, wrap
 from tensorgrad.core.math_methods import MathMethods
 from tensorgrad.core.methods.arithmetic import remainder, rounded_division
@@ -309,6 +309,7 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             fill_value = fill_value.item()
         check_fill_value(fill_value, "new_full")
         shape = size_args(((size,) if isinstance(size, int) else size,), "new_full")
+        check_fits(fill_value, self._dtype_or(dtype), "new_full")
         array = array_backend.full(shape, fill_value, self._dtype_or(dtype))
         return Tensor(array, device=device, requires_grad=requires_grad)
 
@@ -491,13 +492,13 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return binary(ops.Pow, base, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        if isinstance(other, _NUMBERS):  # PyTorch's TypeError, from Python: no @ with a number
+        if isinstance(other, (*_NUMBERS, list, tuple)):  # PyTorch's TypeError, from Python
             return NotImplemented
         check_matmul_dtypes("matmul", self, other)
         return binary(ops.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        if isinstance(other, _NUMBERS):
+        if isinstance(other, (*_NUMBERS, list, tuple)):
             return NotImplemented
         check_matmul_dtypes("matmul", other, self)
         return binary(ops.MatMul, other, self)

@@ -232,10 +232,14 @@ class Elu(Op):
         return np.where(x > 0, x, self.alpha * (np.exp(x) - 1))
 
     def backward(self, grad, out, x):
-        return (grad * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0))),)
+        return (grad * self._slope(x),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * np.where(x > 0, 1.0, self.alpha * np.exp(np.minimum(x, 0)))
+        return tangents[0] * self._slope(x)
+
+    def _slope(self, x):
+        """1 except where ``x ≤ 0`` (so a NaN passes its gradient through, as PyTorch's)."""
+        return np.where(x <= 0, self.alpha * np.exp(np.minimum(x, 0)), 1.0)
 
 
 class Softmax(Op):

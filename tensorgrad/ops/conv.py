@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.ops.base import Op, add_tangents, call, linear_jvp, replay, shape_of
 from tensorgrad.ops.im2col import Im2col
 from tensorgrad.ops.windows import (
@@ -53,13 +54,13 @@ def check_conv(
     spatial = ("L",) if d == 1 else ("H", "W")
     kernel = ", ".join(f"k{a}" for a in spatial) if d > 1 else "k"
     if len(w_shape) != d + 2:
-        raise ValueError(
+        raise ShapeError(  # PyTorch's RuntimeError
             f"{op}: weight must be {d + 2}-D (out_channels, in_channels/groups, {kernel}), "
             f"got shape {w_shape}"
         )
     if len(x_shape) not in (d + 1, d + 2):
         dims = ", ".join(spatial)
-        raise ValueError(
+        raise ShapeError(
             f"{op}: expected a {d + 1}-D (C, {dims}) or {d + 2}-D (N, C, {dims}) input, got "
             f"shape {x_shape}"
         )
@@ -74,7 +75,7 @@ def check_conv(
         )
     channels = x_shape[len(x_shape) - d - 1]
     if channels != w_shape[1] * groups:
-        raise ValueError(
+        raise ShapeError(  # PyTorch's RuntimeError
             f"{op}: input of shape {x_shape} has {channels} channels, but weight of shape "
             f"{w_shape} with groups={groups} expects {w_shape[1] * groups}"
         )
@@ -145,7 +146,7 @@ class Unfold(_Window):
 
     def forward(self, x):
         if len(shape_of(x)) != 4:
-            raise ValueError(f"unfold: expected a 4-D (N, C, H, W) input, got shape {shape_of(x)}")
+            raise ShapeError(f"unfold: expected a 4-D (N, C, H, W) input, got shape {shape_of(x)}")
         n, c, h, w = x.shape
         blocks = self._blocks((h, w))
         if min(blocks) < 1:
@@ -183,7 +184,7 @@ class Fold(_Window):
         shape = shape_of(cols)
         kh, kw = self.kernel
         if len(shape) != 3:
-            raise ValueError(f"fold: expected a 3-D (N, C·kH·kW, L) input, got shape {shape}")
+            raise ShapeError(f"fold: expected a 3-D (N, C·kH·kW, L) input, got shape {shape}")
         n, rows, length = shape
         if rows % (kh * kw):
             raise ValueError(
@@ -450,7 +451,7 @@ class ConvTranspose2d(Op):
                 f"(weight of shape {w_shape})"
             )
         if x_shape[1] != w_shape[0]:
-            raise ValueError(
+            raise ShapeError(
                 f"{op}: input of shape {x_shape} has {x_shape[1]} channels, but weight of "
                 f"shape {w_shape} expects {w_shape[0]}"
             )

@@ -69,12 +69,14 @@ class Erfinv(Op):
 
 
 class Lgamma(Op):
-    """``log |Γ(x)|``; its slope is digamma."""
+    """``log |Γ(x)|``; its slope is digamma. At −inf it is +inf (|Γ| grows without bound
+    there; SciPy's gammaln says −inf, PyTorch inf)."""
 
     batching = "elementwise"
 
     def forward(self, x):
-        return _scipy_special().gammaln(x)
+        out = _scipy_special().gammaln(x)
+        return np.where(x == -np.inf, np.inf, out).astype(out.dtype) if out.size else out
 
     def backward(self, grad, out, x):
         return (grad * call(Polygamma, x, n=0),)

@@ -25,8 +25,10 @@ without PyTorch.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tensorgrad as tg
+from tests.ops.registry.api import API
 
 torch = pytest.importorskip("torch")
 
@@ -150,6 +153,8 @@ def _run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: bo
                 loss = term if loss is None else loss + term
         elif isinstance(out, (torch.Size, tg.Size)):
             described.append(("size", tuple(out)))
+        elif isinstance(out, (torch.dtype, np.dtype)):
+            described.append(("dtype", dtype_name(out)))
         else:
             described.append(("value", out))
     grads = []
@@ -161,8 +166,15 @@ def _run(lib: Any, fn: Callable[..., Any], args: tuple, layouts: tuple, grad: bo
         for leaf in leaves:
             if leaf.requires_grad:
                 g = leaf.grad
-                grads.append(np.zeros(leaf.shape) if g is None else g.numpy().copy())
+                grads.append(np.zeros(leaf.shape) if g is None else _array(g))
     return described, grads
+
+
+def _array(gradient: Any) -> np.ndarray:
+    """A gradient as an array (PyTorch's ZeroTensor, sgn's at 0, must be asked with force)."""
+    if isinstance(gradient, torch.Tensor):
+        return gradient.numpy(force=True).copy()
+    return gradient.numpy().copy()
 
 
 def tolerance(dtype: str, args: tuple) -> float:
@@ -208,7 +220,6 @@ DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
     "minimum": _special,
     # composed with where: an infinite difference gives a NaN gradient (PyTorch: the slope)
     "smooth_l1_loss": _special,
-    "elu": _special,
     # x ** 0.5 at -inf: PyTorch's slope (an rsqrt) is NaN, NumPy's (-inf) ** -0.5 is 0
     "pow_half": _special,
     # PyTorch's mT of a 0-d tensor is a deprecated identity; tensorgrad refuses it
@@ -220,16 +231,65 @@ DIFFERENCES: dict[str, Callable[[tuple], bool]] = {
     "softmax": lambda args: _empty(args) and _integral(args),
     "log_softmax": lambda args: _empty(args) and _integral(args),
 }
+#: float64 gradients PyTorch computes with a float32 constant (docs/porting.md): hardsigmoid's
+#: CPU kernel multiplies by ``1.0f / 6.0f``, 3e-8 relative from tensorgrad's exact 1/6
+GRADIENT_TOLERANCE: dict[str, float] = {"hardsigmoid": 1e-7}
+#: float64 values PyTorch computes less exactly (docs/porting.md): its trigamma (polygamma
+#: n=1) is off by up to ~5e-10 relative; tensorgrad's (SciPy's) agrees with mpmath
+VALUE_TOLERANCE: dict[str, float] = {"polygamma": 2e-9, "polygamma_": 2e-9}
+
 for _product in ("matmul", "@", "mm", "bmm", "dot", "outer", "lib.matmul"):
     DIFFERENCES[_product] = _empty
 
 
-def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple) -> None:
-    """PyTorch and tensorgrad agree on ``fn(lib, *args)`` (see the module docstring)."""
+def _bool(args: tuple) -> bool:
+    return any(isinstance(a, np.ndarray) and a.dtype == np.bool_ for a in args)
+
+
+# relu's siblings pass no gradient through NaN either (relu's difference, above)
+for _relu in ("relu_", "relu6"):
+    DIFFERENCES[_relu] = _special
+# gelu of inf in float32: PyTorch's vectorised kernel gives NaN, tensorgrad the limit, inf
+DIFFERENCES["gelu"] = _special
+
+# the in-place logical ops of a float tensor that requires grad: PyTorch leaves its gradient
+# function as it was (the gradient passes through unchanged); tensorgrad's is 0, the value's
+for _logical in ("logical_and_", "logical_or_", "logical_xor_", "logical_not_"):
+    DIFFERENCES[_logical] = lambda args: any(
+        isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in args
+    )
+
+# abs of bools: tensorgrad gives the bools back, PyTorch has no kernel (tensorgrad is the
+# more permissive, as test_api_fuzz.py's reference allows)
+for _abs in ("abs", "abs_", "absolute", "absolute_"):
+    DIFFERENCES[_abs] = _bool
+# interpolation of integers: PyTorch refuses them or not by the input's memory layout (its
+# channels-last kernels have no integer version); tensorgrad has no memory formats
+DIFFERENCES["interpolate"] = DIFFERENCES["upsample"] = _integral
+
+# polygamma at its poles (0, -1, -2, ...): tensorgrad's inf, PyTorch's trigamma a large number
+DIFFERENCES["polygamma"] = DIFFERENCES["polygamma_"] = lambda args: any(
+    isinstance(a, np.ndarray) and bool(np.any((a <= 0) & (np.floor(a) == a))) for a in args
+)
+
+#: where both raise but PyTorch's error type is an accident of its implementation, any type
+#: passes (docs/porting.md): a 2-D input to avg_pool2d, unfold or baddbmm reaches PyTorch's
+#: dimension wrap first (IndexError; tensorgrad's ShapeError is a RuntimeError), tensordot's
+#: dims beyond the ranks likewise, and index_fill of an empty tensor fails in PyTorch's
+#: storage check (RuntimeError; tensorgrad's IndexError names the index out of range)
+ANY_ERROR_TYPE = {"avg_pool2d", "unfold", "baddbmm", "baddbmm_", "tensordot", "index_fill",
+                  "index_fill_"}  # fmt: skip
+
+
+def assert_agree(
+    name: str, fn: Callable[..., Any], args: tuple, layouts: tuple, values: bool = True
+) -> None:
+    """PyTorch and tensorgrad agree on ``fn(lib, *args)`` (see the module docstring); with
+    ``values=False`` (random results) on what raises, the dtypes and the shapes only."""
     if name in DIFFERENCES and DIFFERENCES[name](args):
         return
     floats = [a.dtype for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    grad = bool(floats) and all(d == np.float64 for d in floats)
+    grad = bool(floats) and all(d == np.float64 for d in floats) and values
     theirs = run(torch, fn, args, layouts, grad)
     if isinstance(theirs, Raised) and theirs.where == "backward":
         grad = False  # PyTorch has no derivative here: compare the values only
@@ -238,7 +298,7 @@ def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple)
     where = f"{name} of {describe_args(args, layouts)}"
     if isinstance(theirs, Raised):
         assert isinstance(ours, Raised), f"{where}: PyTorch raises {theirs!r}; tensorgrad returns"
-        assert isinstance(ours.exc, type(theirs.exc)), (
+        assert name in ANY_ERROR_TYPE or isinstance(ours.exc, type(theirs.exc)), (
             f"{where}: PyTorch raises {theirs!r}; tensorgrad {ours!r}"
         )
         return
@@ -248,12 +308,16 @@ def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple)
     for k, (a, b) in enumerate(zip(our_values, their_values, strict=True)):
         assert a[0] == b[0], f"{where}, output {k}: {a[0]}, PyTorch's a {b[0]}"
         if b[0] != "tensor":
+            if not values:
+                continue
             same = a[1] == b[1] or repr(a[1]) == repr(b[1])  # NaN in a list or a number
             assert same, f"{where}, output {k}: {a[1]!r}, PyTorch's {b[1]!r}"
             continue
         assert a[1] == b[1], f"{where}, output {k}: dtype {a[1]}, PyTorch's {b[1]}"
         assert a[2] == b[2], f"{where}, output {k}: shape {a[2]}, PyTorch's {b[2]}"
-        tol = tolerance(b[1], args)
+        if not values:
+            continue
+        tol = max(tolerance(b[1], args), VALUE_TOLERANCE.get(name, 0.0))
         np.testing.assert_allclose(
             a[3].astype(np.float64) if a[3].dtype != np.bool_ else a[3],
             b[3].astype(np.float64) if b[3].dtype != np.bool_ else b[3],
@@ -261,7 +325,7 @@ def assert_agree(name: str, fn: Callable[..., Any], args: tuple, layouts: tuple)
         )  # fmt: skip
     # float64 inputs; a float32 output on the way (a dtype= cast) rounds the gradient too
     float32 = any(v[0] == "tensor" and v[1] == "float32" for v in their_values)
-    grad_tol = tolerance("float32", args) if float32 else 1e-9
+    grad_tol = tolerance("float32", args) if float32 else GRADIENT_TOLERANCE.get(name, 1e-9)
     for k, (g, h) in enumerate(zip(our_grads, their_grads, strict=True)):
         np.testing.assert_allclose(
             g, h, rtol=grad_tol, atol=grad_tol, equal_nan=True, err_msg=f"{where}: gradient {k}"
@@ -768,3 +832,85 @@ test_indexing, test_indexing_slow = fuzz("indexing")
 test_linalg, test_linalg_slow = fuzz("linalg")
 test_functional, test_functional_slow = fuzz("functional")
 test_creation, test_creation_slow = fuzz("creation")
+
+
+# --------------------------------------------------------------------------- the public API
+def api_cases(name: str) -> list[tuple[tuple, tuple]]:
+    """Every ``(arrays, layouts)`` the sweep gives the entry ``name``: each dtype and shape
+    (special values mixed into the floating ones), the further tensors of the first's shape
+    and dtype, and a mixed-dtype and a broadcast pair or triple, each seeded by the name."""
+    info = API[name]
+    seed = zlib.crc32(name.encode())
+    dtypes = info.dtypes or DTYPES
+    shapes = info.shapes or SHAPES
+    result = []
+    for i, (dtype, shape, special) in enumerate(itertools.product(dtypes, shapes, (False, True))):
+        if special and not dtype.startswith("float"):
+            continue
+        rng = np.random.default_rng(seed + i)
+        arrays = [make_array(seed + i + k, shape, dtype, special) for k in range(info.arity)]
+        if info.arity > 1 and i % 4 == 1:  # the other tensors of another dtype
+            arrays[1:] = [make_array(seed + i + k, shape, str(rng.choice(DTYPES)), special)
+                          for k in range(1, info.arity)]  # fmt: skip
+        elif info.arity > 1 and i % 4 == 3:  # the others of another shape (broadcasting)
+            arrays[1:] = [make_array(seed + i + k, shapes[rng.integers(len(shapes))], dtype,
+                                     special) for k in range(1, info.arity)]  # fmt: skip
+        layouts = tuple(str(rng.choice(LAYOUTS)) if i % 3 else "C" for _ in arrays)
+        result.append((tuple(arrays), layouts))
+    return result
+
+
+def api_slice(name: str, count: int = 4) -> list[tuple[tuple, tuple]]:
+    """The default run's derandomized slice: float64 of the entry's first shape (gradients
+    compared), and ``count - 1`` more cases drawn by the name's seed."""
+    cases = api_cases(name)
+    shape = (API[name].shapes or ((2, 3),))[0]
+    first = [c for c in cases if all(a.dtype == np.float64 and a.shape == shape and
+                                     np.isfinite(a).all() for a in c[0])][:1]  # fmt: skip
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    picks = rng.choice(len(cases), size=min(count - 1, len(cases)), replace=False)
+    return first + [cases[i] for i in sorted(picks)]
+
+
+def check_api(name: str, cases: list[tuple[tuple, tuple]]) -> None:
+    info = API[name]
+    bare = name.split(".", 1)[1].split("#")[0]
+    for arrays, layouts in cases:
+        assert_agree(bare, info.call, arrays, layouts, values=not info.random)
+
+
+#: entries with a known mismatch not fixed yet, each a class of its own: their default slice
+#: fails, so each is a strict xfail (a fix makes it pass, and the entry must go)
+OPEN: dict[str, str] = {
+    "F.conv1d": "an empty bool convolution: PyTorch returns before its kernel's dtype check",
+    "F.local_response_norm": "bool input: PyTorch's avg_pool3d kernel refuses it",
+    "F.lp_pool2d": "int32 input: PyTorch's avg_pool2d kernel refuses it (not int64)",
+    "F.prelu": "an infinite weight: the where's other branch sends inf·0 = NaN to x > 0",
+    "Tensor.cumprod_": "bool: PyTorch's cumprod_out kernel refuses it (NotImplementedError)",
+    "Tensor.hypot": "an empty broadcast with NaN: the gradient of the other input is NaN",
+    "Tensor.index_copy": "a source of the wrong size: RuntimeError, PyTorch's IndexError",
+    "Tensor.index_copy_": "a source of the wrong size: RuntimeError, PyTorch's IndexError",
+    "tg.index_copy": "a source of the wrong size: RuntimeError, PyTorch's IndexError",
+    "Tensor.logaddexp2": "float64 with float32: 6e-11 relative from PyTorch's value",
+    "Tensor.take": "a float index: TypeError, PyTorch's RuntimeError",
+    "tg.take": "a float index: TypeError, PyTorch's RuntimeError",
+    "tg.scatter": "an empty index of another rank: PyTorch returns the input, tensorgrad raises",
+}
+
+
+def _marked(strict: bool) -> list[Any]:
+    return [pytest.param(name, marks=pytest.mark.xfail(strict=strict, reason=OPEN[name]))
+            if name in OPEN else name for name in sorted(API)]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _marked(strict=True))
+def test_api(name: str) -> None:
+    """Each public name against PyTorch, on a small slice of dtypes, shapes and values."""
+    check_api(name, api_slice(name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _marked(strict=False))
+def test_api_slow(name: str) -> None:
+    """Each public name against PyTorch, on every dtype, shape and special value."""
+    check_api(name, api_cases(name))

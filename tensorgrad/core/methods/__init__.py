@@ -23,6 +23,9 @@
 ``splits.py``       split, chunk, tensor_split, unbind, narrow
 ``indexing.py``     ``t[index]``, gather, scatter, index_select, index_add, ...,
                     take, masked_select, masked_scatter
+``compositions.py`` PyTorch's aliases and small compositions: greater, ger,
+                    adjoint, positive, addcmul, addcdiv, select, diff, dist,
+                    sum_to_size, is_complex, conj, ...
 ``common.py``       what several families share: operands' raw values, PyTorch's
                     float-only and no-bool policy, the ``(values, indices)`` type
 =================== ===========================================================

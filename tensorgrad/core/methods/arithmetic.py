@@ -5,6 +5,7 @@ and ``rounded_division`` are also what the Tensor's ``%`` and ``//`` call."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -19,7 +20,37 @@ from tensorgrad.core.methods.common import (
     _tensor_argument,
     floating_kernel,
     no_bool_kernel,
+    write_back,
 )
+
+
+def _broadcasting(name: str) -> Any:
+    """A two-operand method whose operands must broadcast: shapes that do not are
+    PyTorch's RuntimeError (a ShapeError, naming the op), not NumPy's ValueError from deep
+    inside the composition."""
+
+    def decorate(method: Any) -> Any:
+        @functools.wraps(method)
+        def checked(self: Any, other: Any) -> Any:
+            operand = engine.operand(other)  # (a Tensor's own shape: inside vmap, a sample's)
+            other_shape = (
+                tuple(operand.shape) if isinstance(operand, engine.Tensor) else np.shape(operand)
+            )
+            try:
+                np.broadcast_shapes(self.shape, other_shape)
+            except ValueError:
+                shapes = " ".join(
+                    "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+                    for shape in (tuple(self.shape), tuple(other_shape))
+                )  # NumPy's spelling, as the ops' broadcast errors
+                raise array_backend.ShapeError(
+                    f"{name}: operands could not be broadcast together with shapes {shapes}"
+                ) from None
+            return method(self, other)
+
+        return checked
+
+    return decorate
 
 
 class ArithmeticMethods:
@@ -65,6 +96,7 @@ class ArithmeticMethods:
 
     divide = true_divide = div
 
+    @_broadcasting("atan2")
     def atan2(self, other: Any) -> Any:
         """The angle of (other, self): ``atan2(self, other)``, broadcasting, in float."""
         return _float_binary(ops.Atan2, self, other)
@@ -74,16 +106,17 @@ class ArithmeticMethods:
     def remainder(self, other: Any) -> Any:
         """Python's ``%``: the remainder with the divisor's sign; x's gradient is 1, the
         divisor's ``−floor(x / y)``."""
-        return binary(ops.Remainder, self, other)
+        return remainder(ops.Remainder, self, other)
 
     def fmod(self, other: Any) -> Any:
         """C's ``fmod``: the remainder with the dividend's sign; the divisor's gradient is
         ``−trunc(x / y)``."""
-        return binary(ops.Fmod, self, other)
+        return remainder(ops.Fmod, self, other)
 
     def floor_divide(self, other: Any) -> Any:
         return self.div(other, rounding_mode="floor")
 
+    @_broadcasting("copysign")
     @engine.reads_values
     def copysign(self, other: Any) -> Any:
         """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
@@ -94,11 +127,13 @@ class ArithmeticMethods:
             out = functions.where(np.zeros(out.shape, dtype=bool), y, out)
         return out
 
+    @_broadcasting("hypot")
     def hypot(self, other: Any) -> Any:
         floating_kernel("hypot", self, other)
         x, y = _float_operands(self, other)
         return (x * x + y * y).sqrt()
 
+    @_broadcasting("logaddexp")
     @engine.reads_values
     def logaddexp(self, other: Any) -> Any:
         """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
@@ -108,10 +143,12 @@ class ArithmeticMethods:
         shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
         return ((x - shift).exp() + (y - shift).exp()).log() + shift
 
+    @_broadcasting("logaddexp2")
     def logaddexp2(self, other: Any) -> Any:
         floating_kernel("logaddexp2", self, other)
         return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
 
+    @_broadcasting("xlogy")
     @engine.reads_values
     def xlogy(self, other: Any) -> Any:
         """``x · log(y)``, and 0 where x is 0 (unless y is NaN). PyTorch's gradients: x's is
@@ -124,6 +161,7 @@ class ArithmeticMethods:
         overflow = (ax == 0) & (ay == np.inf)  # 0 · inf: 0, as PyTorch
         return functions.where(overflow, 0.0, out).to(x.dtype) if overflow.any() else out
 
+    @_broadcasting("heaviside")
     @engine.reads_values
     def heaviside(self, values: Any) -> Any:
         """0 where x < 0, ``values`` where x == 0, 1 where x > 0 (no gradient, as PyTorch)."""
@@ -136,6 +174,7 @@ class ArithmeticMethods:
         data = self._data  # PyTorch's rule: ``values`` at 0, else ``x > 0`` (0 for NaN)
         return wrap(np.where(data == 0, other._data, data > 0).astype(self.dtype))
 
+    @_broadcasting("nextafter")
     @engine.reads_values
     def nextafter(self, other: Any) -> Any:
         """The next representable float after x towards ``other``; the gradient passes to x
@@ -156,6 +195,7 @@ class ArithmeticMethods:
             exponent = exponent.double()
         return base**exponent
 
+    @_broadcasting("fmax")
     @engine.reads_values
     def fmax(self, other: Any) -> Any:
         """The elementwise maximum ignoring NaN; on ties the gradient goes to ``self``."""
@@ -163,6 +203,7 @@ class ArithmeticMethods:
         ax, ay = _raw(x), _raw(y)
         return functions.where((ax >= ay) | np.isnan(ay), x, y)
 
+    @_broadcasting("fmin")
     @engine.reads_values
     def fmin(self, other: Any) -> Any:
         """The elementwise minimum ignoring NaN; on ties the gradient goes to ``self``."""
@@ -179,6 +220,11 @@ class ArithmeticMethods:
             raise RuntimeError(
                 f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
             )
+        if isinstance(weight, engine.Tensor) and weight.dtype != self.dtype:
+            raise RuntimeError(
+                f"lerp: expected dtype {self.dtype} for `weight` but got dtype {weight.dtype}"
+            )
+        floating_kernel("lerp_kernel_tensor", self)
         w = _raw(weight)
         low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5
         diff = end - self
@@ -192,15 +238,17 @@ class ArithmeticMethods:
         return apply_inplace(ops.Atan2(), self, engine.operand(other))
 
     def remainder_(self, other: Any) -> Any:
+        _check_remainder(ops.Remainder, self, other)
         return apply_inplace(ops.Remainder(), self, engine.operand(other))
 
     def fmod_(self, other: Any) -> Any:
+        _check_remainder(ops.Fmod, self, other)
         return apply_inplace(ops.Fmod(), self, engine.operand(other))
 
     arctan2_ = atan2_
 
     def lerp_(self, end: Any, weight: Any) -> Any:
-        return self.copy_(self.lerp(end, weight))
+        return write_back(self, "lerp_", lambda x: x.lerp(end, weight))
 
     floor_divide_ = _copy_back("floor_divide")
     copysign_, hypot_, xlogy_ = _copy_back("copysign"), _copy_back("hypot"), _copy_back("xlogy")
@@ -212,7 +260,7 @@ class ArithmeticMethods:
                 f"the base given to float_power_ has dtype {self.dtype} but the operation's "
                 "result requires dtype float64"
             )
-        return self.copy_(self.float_power(exponent))
+        return write_back(self, "float_power_", lambda x: x.float_power(exponent))
 
 
 def check_integer_divisor(name: str, dtype: np.dtype, divisor: Any, dividend: Any = None) -> None:
@@ -236,10 +284,16 @@ def remainder(op_type: type[ops.Op], x: Any, y: Any) -> Any:
     ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     if ax is NotImplemented or ay is NotImplemented:
         return NotImplemented
+    _check_remainder(op_type, x, y)
+    return binary(op_type, x, y)
+
+
+def _check_remainder(op_type: type[ops.Op], x: Any, y: Any) -> None:
+    """PyTorch's refusals for ``%`` and ``fmod``: bools (no kernel), an integer divisor 0."""
+    ax, ay = _raw(engine.operand(x)), _raw(engine.operand(y))
     dtype = array_backend.result_type(ax, ay)
     no_bool_kernel(op_type.name, dtype)
     check_integer_divisor(op_type.name, dtype, ay, ax)
-    return binary(op_type, x, y)
 
 
 def rounded_division(x: Any, y: Any, rounding_mode: str) -> Any:

@@ -17,12 +17,35 @@ from tensorgrad.core import engine
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def write_back(self: Any, name: str, compute: Any) -> Any:
+    """``self.copy_(compute(x))``, the in-place form of a composed method: ``x`` is a copy
+    of ``self``, so the ops that keep their input for backward keep the value before the
+    write (PyTorch's in-place forms save the input as it was); and a result of a higher
+    category than ``self`` (a float into an integer or bool tensor) is PyTorch's error, not
+    a silent cast."""
+    result = compute(self.clone())
+    if result.shape != self.shape:  # broadcasting may not grow the tensor written into
+        raise RuntimeError(
+            f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if _CATEGORY[result.dtype.kind] > _CATEGORY[self.dtype.kind]:
+        raise RuntimeError(
+            f"{name}: result type {result.dtype} can't be cast to the desired output type "
+            f"{self.dtype}"
+        )
+    return self.copy_(result)
+
+
 def _copy_back(name: str) -> Any:
     """The in-place form ``x.<name>_(...)`` of a composed function: its result written back
     with ``copy_`` (recorded as PyTorch records an in-place change; no VJP of its own)."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.copy_(getattr(self, name)(*args, **kwargs))
+        return write_back(self, f"{name}_", lambda x: getattr(x, name)(*args, **kwargs))
 
     method.__name__ = method.__qualname__ = f"{name}_"
     method.__doc__ = f"``{name}`` in place: ``x.{name}_(...)`` writes ``x.{name}(...)`` into x."

@@ -13,6 +13,7 @@ from tensorgrad import array_backend, ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, wrap
+from tensorgrad.core.methods.common import write_back
 
 
 class IndexingMethods:
@@ -101,11 +102,13 @@ class IndexingMethods:
     @numpy_names
     def scatter_(self, dim: int, index: Any, src: Any = None, value: Any = None, *,
                  reduce: str | None = None) -> Any:  # fmt: skip
-        return self.copy_(self.scatter(dim, index, src, value, reduce=reduce))
+        return write_back(
+            self, "scatter_", lambda x: x.scatter(dim, index, src, value, reduce=reduce)
+        )
 
     @numpy_names
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
-        return self.copy_(self.scatter_add(dim, index, src))
+        return write_back(self, "scatter_add_", lambda x: x.scatter_add(dim, index, src))
 
     @engine.reads_values
     @numpy_names
@@ -148,7 +151,11 @@ class IndexingMethods:
     def scatter_reduce_(
         self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
     ) -> Any:
-        return self.copy_(self.scatter_reduce(dim, index, src, reduce, include_self=include_self))
+        return write_back(
+            self,
+            "scatter_reduce_",
+            lambda x: x.scatter_reduce(dim, index, src, reduce, include_self=include_self),
+        )
 
     @numpy_names
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
@@ -164,7 +171,9 @@ class IndexingMethods:
 
     @numpy_names
     def index_add_(self, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
-        return self.copy_(self.index_add(dim, index, source, alpha=alpha))
+        return write_back(
+            self, "index_add_", lambda x: x.index_add(dim, index, source, alpha=alpha)
+        )
 
     @numpy_names
     def index_copy(self, dim: int, index: Any, source: Any) -> Any:
@@ -176,7 +185,7 @@ class IndexingMethods:
 
     @numpy_names
     def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
-        return self.copy_(self.index_copy(dim, index, source))
+        return write_back(self, "index_copy_", lambda x: x.index_copy(dim, index, source))
 
     @numpy_names
     def index_fill(self, dim: int, index: Any, value: Any) -> Any:
@@ -193,7 +202,7 @@ class IndexingMethods:
 
     @numpy_names
     def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
-        return self.copy_(self.index_fill(dim, index, value))
+        return write_back(self, "index_fill_", lambda x: x.index_fill(dim, index, value))
 
     @engine.reads_values
     def masked_scatter(self, mask: Any, source: Any) -> Any:
@@ -216,7 +225,7 @@ class IndexingMethods:
         return apply(ops.SetItem(flags), base, source.reshape(-1)[:count])
 
     def masked_scatter_(self, mask: Any, source: Any) -> Any:
-        return self.copy_(self.masked_scatter(mask, source))
+        return write_back(self, "masked_scatter_", lambda x: x.masked_scatter(mask, source))
 
     def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
         """``self`` with ``values`` at ``self[indices]`` (a tuple of index tensors), or added
@@ -232,7 +241,7 @@ class IndexingMethods:
         return self + apply(ops.IndexAdd(self.shape, where), values)
 
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
-        return self.copy_(self.index_put(indices, values, accumulate))
+        return write_back(self, "index_put_", lambda x: x.index_put(indices, values, accumulate))
 
     def take(self, index: Any) -> Any:
         """The elements of the flattened tensor at ``index`` (any shape; negative counts from

@@ -11,7 +11,7 @@ import numpy as np
 from tensorgrad import ops
 from tensorgrad.core import engine, functions
 from tensorgrad.core.engine import binary
-from tensorgrad.core.methods.common import _raw, _tensor_argument
+from tensorgrad.core.methods.common import _raw, _tensor_argument, write_back
 from tensorgrad.core.product_dtypes import check_kernel, check_matmul_dtypes, check_same_dtype
 
 
@@ -64,10 +64,10 @@ class MatrixMethods:
 
     def trace(self) -> Any:
         """The sum of a matrix's main diagonal."""
+        if self.dtype == np.bool_:  # before the rank, as PyTorch's dispatch
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
-        if self.dtype == np.bool_:
-            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         return self.diagonal().sum()  # integers: in int64, as sum does
 
     def mv(self, vec: Any) -> Any:
@@ -120,13 +120,15 @@ class MatrixMethods:
         return _add_product(self, engine.as_tensor(batch1).bmm(batch2), beta, alpha)
 
     def addmm_(self, mat1: Any, mat2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        return self.copy_(self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+        return write_back(self, "addmm_", lambda x: x.addmm(mat1, mat2, beta=beta, alpha=alpha))
 
     def addmv_(self, mat: Any, vec: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        return self.copy_(self.addmv(mat, vec, beta=beta, alpha=alpha))
+        return write_back(self, "addmv_", lambda x: x.addmv(mat, vec, beta=beta, alpha=alpha))
 
     def baddbmm_(self, batch1: Any, batch2: Any, *, beta: float = 1, alpha: float = 1) -> Any:
-        return self.copy_(self.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
+        return write_back(
+            self, "baddbmm_", lambda x: x.baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+        )
 
     def cross(self, other: Any, dim: int | None = None) -> Any:
         """The cross product of 3-vectors along ``dim`` (the first dimension of size 3 when

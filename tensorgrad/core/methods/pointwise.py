@@ -23,6 +23,7 @@ from tensorgrad.core.methods.common import (
     _raw,
     floating_kernel,
     no_bool_kernel,
+    write_back,
 )
 
 
@@ -221,12 +222,13 @@ class PointwiseMethods:
 
     def logit(self, eps: float | None = None) -> Any:
         """``log(p / (1 − p))``, with p clamped into ``[eps, 1 − eps]`` when ``eps`` is given.
-        Composed as ``log p − log1p(−p)``, whose slope ``1/p + 1/(1 − p)`` is PyTorch's inf at
-        0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN)."""
+        Composed as ``2 log √p − 2 log √(1 − p)``: its slope ``1/p + 1/(1 − p)`` is PyTorch's,
+        inf at 0 and 1 (the quotient's chain rule gives ∞ · 0 there: NaN), and NaN outside
+        [0, 1] as PyTorch's (the slope of √ of a negative number); with ``eps``, 0 outside."""
         p = _floating_input(self)
         if eps is not None:
             p = p.clamp(eps, 1 - eps)
-        return p.log() - (-p).log1p()
+        return (p.sqrt().log() - (1 - p).sqrt().log()) * 2
 
     def deg2rad(self) -> Any:
         return _floating_input(self) * (math.pi / 180)
@@ -315,13 +317,13 @@ class PointwiseMethods:
     def nan_to_num_(
         self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
     ):
-        return self.copy_(self.nan_to_num(nan, posinf, neginf))
+        return write_back(self, "nan_to_num_", lambda x: x.nan_to_num(nan, posinf, neginf))
 
     def logit_(self, eps: float | None = None) -> Any:
-        return self.copy_(self.logit(eps))
+        return write_back(self, "logit_", lambda x: x.logit(eps))
 
     def frac_(self) -> Any:
-        return self.copy_(self.frac())
+        return write_back(self, "frac_", lambda x: x.frac())
 
     exp2_, deg2rad_, rad2deg_ = _copy_back("exp2"), _copy_back("deg2rad"), _copy_back("rad2deg")
     fix_, sgn_ = _copy_back("fix"), _copy_back("sgn")

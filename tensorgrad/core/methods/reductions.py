@@ -22,6 +22,7 @@ from tensorgrad.core.methods.common import (
     _floating_input,
     floating_kernel,
     no_bool_kernel,
+    write_back,
 )
 from tensorgrad.ops.base import reduction_axes
 
@@ -189,7 +190,7 @@ class ReductionMethods:
         return apply(ops.Cumprod(dim), x)
 
     def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
-        return self.copy_(self.cumprod(dim, dtype=dtype))
+        return write_back(self, "cumprod_", lambda x: x.cumprod(dim, dtype=dtype))
 
     @numpy_names
     def logcumsumexp(self, dim: int) -> Any:

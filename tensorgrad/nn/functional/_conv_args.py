@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.ops.windows import Pair
@@ -93,7 +94,7 @@ def batched(x: Tensor, ndim: int, op: str, layout: str) -> tuple[Tensor, bool]:
         return x, False
     if x.ndim == ndim - 1:
         return x.reshape((1, *x.shape)), True
-    raise ValueError(
+    raise ShapeError(  # a RuntimeError too, as PyTorch's
         f"{op}: expected a {ndim - 1}-D (unbatched) or {ndim}-D {layout} input, got shape {x.shape}"
     )
 

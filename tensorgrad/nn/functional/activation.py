@@ -12,7 +12,7 @@ from tensorgrad import ops
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, apply_inplace, as_tensor, wrap
 from tensorgrad.core.functions import where
-from tensorgrad.core.methods.common import floating_kernel
+from tensorgrad.core.methods.common import floating_kernel, no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 
 
@@ -90,9 +90,8 @@ def hardtanh(
     """``x`` clamped into ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    x = as_tensor(input)
-    out = _between(x, min_val, max_val)
-    return x.copy_(out) if inplace else out
+    x = _no_bool("hardtanh", as_tensor(input))
+    return _written_back(x, lambda v: _between(v, min_val, max_val), inplace)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -107,14 +106,28 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """``log σ(x) = −softplus(−x)``, stable for any x (no linear cut-off: exact to the last
     bit for large |x| too)."""
-    return -apply(ops.Softplus(1.0, math.inf), -as_tensor(input))
+    x = floating_kernel("log_sigmoid", as_tensor(input))
+    return -apply(ops.Softplus(1.0, math.inf), -x)
+
+
+def _written_back(x: Tensor, out_of: Any, inplace: bool) -> Tensor:
+    """``out_of(x)``, or with ``inplace`` written into ``x``: computed from a copy of x, so
+    the ops that keep x for their backward keep the value before the write (PyTorch's
+    in-place forms save the input as it was too)."""
+    return x.copy_(out_of(x.clone())) if inplace else out_of(x)
+
+
+def _no_bool(name: str, x: Tensor) -> Tensor:
+    """``x``, where PyTorch refuses bool inputs to ``name`` with a RuntimeError."""
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"Bool inputs not supported for {name}")
+    return x
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · tanh(softplus(x))``."""
-    x = as_tensor(input)
-    out = x * softplus(x).tanh()
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("mish", as_tensor(input))
+    return _written_back(x, lambda v: v * softplus(v).tanh(), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -123,18 +136,16 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale · elu(x, alpha)`` with the self-normalising constants."""
-    x = as_tensor(input)
-    out = elu(x, _SELU_ALPHA) * _SELU_SCALE
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("elu", as_tensor(input))
+    return _written_back(x, lambda v: elu(v, _SELU_ALPHA) * _SELU_SCALE, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, α(exp(x/α) − 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    x = as_tensor(input)
-    out = elu(x * (1.0 / alpha)) * alpha
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("elu", as_tensor(input))
+    return _written_back(x, lambda v: elu(v * (1.0 / alpha)) * alpha, inplace)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -147,37 +158,38 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {axis} is size {x.shape[axis]}"
         )
+    floating_kernel("glu", x)
     a, b = x.chunk(2, axis) if x.shape[axis] else (x, x)
     return a * b.sigmoid()
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``: 0 below −3, 1 above 3, linear between."""
-    x = as_tensor(input)
-    out = _between(x + 3.0, 0.0, 6.0) * (1 / 6)
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("hardsigmoid", as_tensor(input))
+    return _written_back(x, lambda v: _between(v + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · relu6(x + 3) / 6``."""
-    x = as_tensor(input)
-    out = x * (_between(x + 3.0, 0.0, 6.0) * (1 / 6))
-    return x.copy_(out) if inplace else out
+    x = floating_kernel("hardswish", as_tensor(input))
+    return _written_back(x, lambda v: v * (_between(v + 3.0, 0.0, 6.0) / 6.0), inplace)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x`` where ``|x| > lambd``, else 0."""
-    x = as_tensor(input)
-    return where((x > lambd) | (x < -lambd), x, 0.0).to(x.dtype)
+    """0 where ``−lambd ≤ x ≤ lambd``, else ``x`` (NaN stays NaN, its gradient passes)."""
+    x = floating_kernel("hardshrink", as_tensor(input))
+    inside = (x >= -lambd) & (x <= lambd)  # (comparisons of tensors: inside vmap, per sample)
+    return where(inside, 0.0, x).to(x.dtype)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x − lambd`` above lambd, ``x + lambd`` below −lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    x = as_tensor(input)
-    shrunk = where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0))
-    return shrunk.to(x.dtype)
+    x = floating_kernel("softshrink", as_tensor(input))
+    inside = (x >= -lambd) & (x <= lambd)
+    shift = (x > lambd).to(x.dtype) * (2 * lambd) - lambd  # ±lambd in x's dtype; NaN: −lambd
+    return where(inside, 0.0, x - shift).to(x.dtype)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -193,10 +205,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """``x`` where ``x > threshold``, else ``value``."""
-    x = as_tensor(input)
-    out = where(x > threshold, x, value).to(x.dtype)
-    return x.copy_(out) if inplace else out
+    """``value`` where ``x ≤ threshold``, else ``x`` (NaN stays NaN)."""
+    x = no_bool_kernel("threshold", as_tensor(input))
+    below = x <= threshold
+    return _written_back(x, lambda v: where(below, value, v).to(x.dtype), inplace)
 
 
 def threshold_(input: Tensor, threshold_value: float, value: float) -> Tensor:
@@ -211,3 +223,84 @@ def softmin(
     if dtype is not None:
         x = x.to(dtype)
     return (-x).softmax(-1 if dim is None else dim)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x ≥ 0``, else ``weight · x``: one slope, or one per channel (dim 1)."""
+    x = floating_kernel("prelu", as_tensor(input))
+    w = as_tensor(weight)
+    if w.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
+        )
+    if w.dtype != x.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {x.dtype} and {w.dtype}")
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if w.numel() != 1 and w.numel() != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{w.numel()} and channel size = {channels}."
+        )
+    w = w.reshape(-1, *([1] * (x.ndim - 2))) if w.numel() != 1 else w.reshape(())
+    return where(x >= 0, x, w * x)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C·r², H, W)`` rearranged to ``(*, C, H·r, W·r)`` (sub-pixel convolution)."""
+    x, r = as_tensor(input), int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """The inverse of :func:`pixel_shuffle`: ``(*, C, H·r, W·r)`` to ``(*, C·r², H, W)``."""
+    x, r = as_tensor(input), int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *lead, c, h, w = x.shape
+    for name, size, at in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                f"input.size({at})={size} is not divisible by {r}"
+            )
+    n = len(lead)
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)

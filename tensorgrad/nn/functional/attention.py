@@ -49,6 +49,13 @@ def scaled_dot_product_attention(
         raise ValueError(f"{name}: dropout_p must be in [0, 1], got {dropout_p}")
     if is_causal and attn_mask is not None:
         raise RuntimeError(f"{name}: explicit attn_mask should not be set when is_causal=True")
+    if not q.dtype == k.dtype == v.dtype:
+        raise RuntimeError(
+            f"{name}: Expected query, key, and value to have the same dtype, but got "
+            f"query.dtype: {q.dtype} key.dtype: {k.dtype} and value.dtype: {v.dtype}"
+        )
+    if q.dtype.kind != "f":  # PyTorch's product of float scores and integer values
+        raise RuntimeError(f"{name}: expected floating point query, key and value, got {q.dtype}")
     if min(q.ndim, k.ndim, v.ndim) < 2:
         raise RuntimeError(
             f"{name}: expected query, key and value of at least 2 dimensions, got shapes "

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.core.engine import apply
 from tensorgrad.core.product_dtypes import added_in_place, check_conv_dtypes
 from tensorgrad.core.tensor import Tensor
@@ -153,7 +154,7 @@ def _conv_transpose(
     groups = groups_of(groups, op)
     x, added = batched(x, d + 2, op, "(N, C, H, W)" if d == 2 else "(N, C, L)")
     if weight.ndim != d + 2:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: weight must be {d + 2}-D (in_channels, out_channels/groups, kernel...), "
             f"got shape {weight.shape}"
         )

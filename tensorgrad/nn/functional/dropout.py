@@ -19,10 +19,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     x = input if isinstance(input, Tensor) else as_tensor(input)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or x.numel() == 0:
         return x
-    if x.dtype.kind != "f":  # the mask scales by 1 / (1 - p): PyTorch's RuntimeError
-        raise RuntimeError(f"dropout: expected a floating point input, got {x.dtype}")
+    _floating_mask("dropout", x)
     if p == 1.0:
         mask = np.zeros(x.shape, dtype=x.dtype)
     else:
@@ -30,6 +29,16 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         mask = keep.astype(x.dtype)
         mask *= 1.0 / (1.0 - p)
     return x.mul_(mask) if inplace else x * mask
+
+
+def _floating_mask(name: str, x: Tensor) -> None:
+    """The mask scales by 1 / (1 − p), a float: an integer or bool input with elements is
+    PyTorch's RuntimeError (an empty one is returned as it is, before this check)."""
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: result type float can't be cast to the desired output type {x.dtype} "
+            "(the kept elements are scaled: a floating point input is needed)"
+        )
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -46,8 +55,13 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "dropout2d: inplace=True is not supported in tensorgrad; use the returned tensor"
         )
     x = tensor_of(input)
+    if training and x.numel() == 0:
+        return x
     if x.ndim < 2:
-        raise ValueError(f"dropout2d: expected an input of at least 2 dimensions, got {x.shape}")
+        raise RuntimeError(
+            f"dropout2d: Feature dropout requires at least 2 dimensions in the input, got "
+            f"shape {x.shape}"
+        )
     if x.ndim == 3:
         warnings.warn(
             "dropout2d: a 3-D input is taken as (N, C, L) and whole channels of it are zeroed "
@@ -65,6 +79,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         )
     if not training or p == 0.0:
         return x
+    _floating_mask("dropout2d", x)
     if p == 1.0:
         return x * 0.0
     shape = (*x.shape[:2], *(1,) * (x.ndim - 2))
@@ -87,8 +102,9 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             f"dropout1d: Expected 2D or 3D input, but received a {x.ndim}D input. Note that "
             "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension"
         )
-    if not training or p == 0.0:
+    if not training or p == 0.0 or x.numel() == 0:
         return x
+    _floating_mask("dropout1d", x)
     shape = (*x.shape[:-1], 1)
     if p == 1.0:
         mask = np.zeros(shape, dtype=x.dtype)
@@ -110,6 +126,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     x = input if isinstance(input, Tensor) else as_tensor(input)
     if not training or p == 0.0 or x.numel() == 0:
         return x
+    _floating_mask("alpha_dropout", x)
     if p == 1.0:
         return x.mul_(0.0) if inplace else x * 0.0
     keep = (array_backend.rng().random(x.shape, dtype=np.float32) >= p).astype(x.dtype)

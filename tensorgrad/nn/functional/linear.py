@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tensorgrad import ops
-from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.engine import apply, require_tensors
 from tensorgrad.core.product_dtypes import added_in_place, check_linear_dtypes
 from tensorgrad.core.tensor import Tensor
 
@@ -11,13 +11,18 @@ from tensorgrad.core.tensor import Tensor
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` has shape (out_features, in_features). The
     three share one dtype, as PyTorch asks (``product_dtypes.check_linear_dtypes``)."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
-    weight = as_tensor(weight)
-    bias = None if bias is None else as_tensor(bias)
-    check_linear_dtypes("linear", x, weight, bias)
+    require_tensors("linear", input=input, weight=weight, bias=bias)
+    x = input
+    fused = check_linear_dtypes("linear", x, weight, bias)
     if weight.ndim == 1:  # PyTorch's: a vector of in_features weights, one output
         out = x @ weight
         return out if bias is None else out + added_in_place("linear", out, bias)
     if bias is None:
         return apply(ops.Linear(), x, weight)
-    return apply(ops.Linear(), x, weight, bias)
+    if bias.shape == weight.shape[:1]:
+        return apply(ops.Linear(), x, weight, bias)
+    # any other bias PyTorch expands to the output's shape (a (1, out) row, a 0-d number, a
+    # (N, 1) column); expand's RuntimeError where it cannot
+    out = apply(ops.Linear(), x, weight)
+    expanded = bias.expand(*out.shape)
+    return out + (expanded if fused else added_in_place("linear", out, expanded))

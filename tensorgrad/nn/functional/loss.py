@@ -20,6 +20,7 @@ from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.functions import where
 from tensorgrad.core.methods.common import floating_kernel
 from tensorgrad.core.tensor import Tensor
+from tensorgrad.grad_mode import is_grad_enabled
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -88,7 +89,7 @@ def _same_shape(input: Tensor, target: Any, name: str) -> None:
     against (N,) is a classic bug; PyTorch only warns)."""
     target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
-        raise ValueError(
+        raise array_backend.ShapeError(
             f"{name}: input of shape {input.shape} and target of shape {target_shape} differ"
         )
 
@@ -146,6 +147,11 @@ def cross_entropy(
                 f"(ignore_index={ignore_index})"
             )
         return _cross_entropy_probabilities(input, given, weight, reduction, label_smoothing)
+    if input.ndim >= 2 and (target_shape[:1] or (1,))[0] != input.shape[0]:
+        raise ValueError(
+            f"cross_entropy: Expected input batch_size ({input.shape[0]}) to match target "
+            f"batch_size ({(target_shape[:1] or (1,))[0]})"
+        )
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             "cross_entropy: expected target dtype to be Long or Byte (class indices), but got "
@@ -237,6 +243,11 @@ def nll_loss(
     if batching.levels_of(target):  # inside vmap, a target per sample: by batching ops
         return _nll_loss_per_sample(log_probs, target, weight, ignore_index, reduction)
     target = _indices(target)
+    if log_probs.ndim == 0:
+        raise ValueError(
+            "nll_loss: input must have 1 or more dimensions (batch, classes, ...), got 0 "
+            "(PyTorch checks this before the target's dtype)"
+        )
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             "nll_loss: expected target dtype to be Long or Byte (class indices), but got "
@@ -369,8 +380,12 @@ def binary_cross_entropy(
     :func:`binary_cross_entropy_with_logits` is stabler."""
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy")
-    input = _tensor(input)
+    input = floating_kernel("binary_cross_entropy", _tensor(input))
     target_shape = tuple(target.shape) if isinstance(target, Tensor) else np.shape(target)
+    if isinstance(target, Tensor) and target.dtype != input.dtype:
+        raise RuntimeError(
+            f"binary_cross_entropy: Found dtype {target.dtype} but expected {input.dtype}"
+        )
     if target_shape != input.shape:
         raise ValueError(
             f"binary_cross_entropy: using a target size {target_shape} that is different to the "
@@ -526,6 +541,8 @@ def kl_div(
             stacklevel=2,
         )
     input = _tensor(input)
+    if input.dtype.kind != "f" or getattr(target, "dtype", np.dtype(float)).kind != "f":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     target = _target_like(target, input)
     if log_target:
         losses = (target - input) * np.exp(target)
@@ -550,6 +567,11 @@ def soft_margin_loss(
     reduction = _legacy(size_average, reduce, reduction)
     _check_reduction(reduction, "soft_margin_loss")
     input = _tensor(input)
+    if isinstance(target, Tensor) and target.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument "
+            "'target'. This input cannot have requires_grad True."
+        )
     _same_shape(input, target, "soft_margin_loss")
     margin = -(input * _target_like(target, input))
     return _reduce(apply(ops.Softplus(1.0, math.inf), margin), reduction)  # no overflow

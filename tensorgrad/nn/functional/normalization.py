@@ -43,7 +43,7 @@ def batch_norm(
     shape = (channels,) + (1,) * (x.ndim - 2)  # broadcasts a (C,) vector against (N, C, ...)
     if training or running_mean is None or running_var is None:
         count = x.numel() // max(channels, 1)
-        if count <= 1:
+        if count <= 1 and channels:  # no channels: nothing to normalise, as PyTorch
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"of shape {x.shape}"
@@ -62,6 +62,7 @@ def batch_norm(
                 "please see the functorch website for resources on how to patch your module "
                 "to work with vmap"
             )
+        floating_kernel("batch_norm", x)  # after the count check, as PyTorch orders them
         op = ops.Normalize(axes, eps)
         out = apply(op, x)
         if training and running_mean is not None and running_var is not None:
@@ -79,6 +80,7 @@ def batch_norm(
             running_var.reshape(shape).to(x.dtype) + eps
         ).rsqrt()
     else:
+        floating_kernel("batch_norm", x)
         mean = running_mean._data.reshape(shape)
         inverse_std = 1.0 / np.sqrt(running_var._data.reshape(shape) + eps)
         out = (x - mean.astype(x.dtype)) * inverse_std.astype(x.dtype)
@@ -120,7 +122,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalise each sample over its trailing ``normalized_shape`` dimensions, then scale
     and shift."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("layer_norm", input if isinstance(input, Tensor) else as_tensor(input))
     shape = _normalized_shape("layer_norm", normalized_shape)
     if not shape:
         raise RuntimeError(
@@ -167,7 +169,7 @@ def group_norm(
 ) -> Tensor:
     """Normalise (N, C, ...) input over each group of ``C / num_groups`` channels (and all
     positions), then scale and shift per channel."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("group_norm", input if isinstance(input, Tensor) else as_tensor(input))
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
     n, channels = x.shape[0], x.shape[1]
@@ -194,7 +196,7 @@ def instance_norm(
     """Normalise each channel of each sample of (N, C, ...) input over its positions. With
     running statistics, they are updated with the mean over the batch of the instance
     statistics (unbiased variance); ``use_input_stats=False`` uses them instead."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("batch_norm", input if isinstance(input, Tensor) else as_tensor(input))
     if x.ndim < 3:
         raise ValueError(f"instance_norm: expected input of shape (N, C, ...), got {x.shape}")
     channels = x.shape[1]
@@ -232,7 +234,7 @@ def rms_norm(
 ) -> Tensor:
     """``x / sqrt(mean(x²) + eps)`` over the trailing ``normalized_shape`` dimensions, times
     ``weight``; ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
-    x = input if isinstance(input, Tensor) else as_tensor(input)
+    x = floating_kernel("rms_norm", input if isinstance(input, Tensor) else as_tensor(input))
     shape = _normalized_shape("rms_norm", normalized_shape)
     if not shape:
         raise RuntimeError(

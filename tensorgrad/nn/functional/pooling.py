@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, wrap
-from tensorgrad.core.methods.common import no_bool_kernel
+from tensorgrad.core.methods.common import floating_kernel, no_bool_kernel
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn.functional._conv_args import (
     IntPair,
@@ -146,6 +146,7 @@ def max_pool1d(
     x = tensor_of(input)
     if x.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(x.shape)}")
+    floating_kernel("max_pool1d_impl", x)
     k = _one(kernel_size, "max_pool1d", "kernel_size")
     s = k if stride is None or (isinstance(stride, Sequence) and not stride) else _one(
         stride, "max_pool1d", "stride")  # fmt: skip
@@ -187,6 +188,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     goes to the first maximum of each window (a gather at its flat index h·W + w, which
     ``return_indices`` returns, as PyTorch's)."""
     x, added = batched(tensor_of(input), 4, "adaptive_max_pool2d", "(N, C, H, W)")
+    floating_kernel("adaptive_max_pool2d", x)
     sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(
         output_size)  # fmt: skip
     if len(sizes) != 2:

@@ -110,8 +110,8 @@ def interpolate(
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported by tensorgrad")
     spatial = input.ndim - 2
-    if spatial < 1:
-        raise ValueError(
+    if spatial < 1:  # PyTorch's NotImplementedError ("Only 3D, 4D and 5D input Tensors")
+        raise NotImplementedError(
             f"interpolate: expected an input (N, C, d1, ...) with a spatial dimension, got "
             f"shape {tuple(input.shape)}"
         )

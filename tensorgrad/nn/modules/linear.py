@@ -95,7 +95,11 @@ def linear_chain(layers: tuple[Module, ...]) -> Callable[[Any], Tensor]:
             step = "linear" if layer.bias is None else "linear+bias"
             # each layer's input has x's dtype and dimensions once the layers before pass
             check_linear_dtypes(
-                f"linear_chain: step {len(steps)} ({step})", x, layer.weight, layer.bias
+                f"linear_chain: step {len(steps)} ({step})",
+                x,
+                layer.weight,
+                layer.bias,
+                shapes_checked=True,  # x stands for each layer's input: its dtype only
             )
             steps.append(step)
             params += (layer.weight,) if layer.bias is None else (layer.weight, layer.bias)
