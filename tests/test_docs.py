@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tensorgrad.core import batching
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -44,6 +46,8 @@ def python_blocks(page: Path) -> list[str]:
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.name)
 def test_page_snippets_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # snippets that write files write them here
+    # a page reads as if run in a fresh process: vmap's once-per-op warnings not yet given
+    monkeypatch.setattr(batching.state, "warned", set())
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for number, block in enumerate(python_blocks(page), 1):
         if "import torch" in block and not HAS_TORCH:
