@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad._native import ieee
 from tensorgrad.core import anomaly, forward
 from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.node import Node
@@ -276,10 +277,13 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         arrays = [x._data for x in inputs]
     else:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    quiet = ieee.enter()  # IEEE's inf and NaN, without NumPy's RuntimeWarnings (PyTorch's)
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
         raise named_error(op.name, exc) from exc
+    finally:
+        ieee.leave(quiet)
     out = wrap(data)
     if type(data) is np.ndarray and data.base is not None:
         _adopt_view(out, op, inputs)
@@ -460,6 +464,7 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     recorded_dual = dual and forward.needs_recording(
         (target, *others), forward.tangents_of((target, *others))
     )
+    quiet = ieee.enter()
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -471,6 +476,8 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         raise named_error(name, exc) from exc
     except (ValueError, IndexError) as exc:
         raise named_error(name, exc) from exc
+    finally:
+        ieee.leave(quiet)
     mark_changed((target,))
     if dual and not recorded_dual:
         forward.propagate_inplace(op, target, old, others, arrays)

@@ -166,6 +166,8 @@ class Norm(_Reduction):
                 f"dim {self.axis}): the max, the min and negative powers have no identity"
             )
         a = np.abs(x)
+        if p != 0 and self._count(x) == 1:  # |x| itself, as PyTorch's: x² of 1e30 overflows
+            return a.sum(axis=axes, keepdims=self.keepdims)
         if p == math.inf:
             return a.max(axis=axes, keepdims=self.keepdims, initial=0)
         if p == -math.inf:

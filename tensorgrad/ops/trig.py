@@ -206,6 +206,35 @@ def _inverse_square_radius(y: Any, x: Any) -> Any:
     return 1 / np.where(r2 == 0, np.inf, r2)
 
 
+class Hypot(Op):
+    """``sqrt(x² + y²)`` without overflow or underflow on the way (NumPy's ``hypot``, as
+    PyTorch's: 1e30 and 1e30 in float32 give 1.4e30, not inf). Its slopes are ``x / out``
+    and ``y / out``: NaN at the origin, PyTorch's."""
+
+    batching = "elementwise"
+    uses_output = True
+
+    def forward(self, x, y):
+        return np.hypot(x, y)
+
+    def scalar_forward(self, x, y):
+        return object_arrays.objects(object_arrays.objects(x * x + y * y) ** 0.5)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        scale = grad / out
+        return (
+            sum_to(scale * x, shape_of(x)) if nx else None,
+            sum_to(scale * y, shape_of(y)) if ny else None,
+        )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(
+            None if tx is None else tx * x / out, None if ty is None else ty * y / out
+        )
+
+
 class Atan2(Op):
     """The angle of the point (x, y): ``atan2(y, x)``, broadcasting. Its slopes are
     ``x / (x² + y²)`` for y and ``−y / (x² + y²)`` for x, and 0 at the origin (PyTorch's)."""

@@ -95,9 +95,9 @@ class ArithmeticMethods:
         return out
 
     def hypot(self, other: Any) -> Any:
+        """``sqrt(self² + other²)``, without overflow on the way (1e30 stays finite)."""
         floating_kernel("hypot", self, other)
-        x, y = _float_operands(self, other)
-        return (x * x + y * y).sqrt()
+        return _float_binary(ops.Hypot, self, other)
 
     @engine.reads_values
     def logaddexp(self, other: Any) -> Any:
