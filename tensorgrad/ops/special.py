@@ -18,9 +18,30 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 def _scipy_special():
+    """SciPy's special functions, returning the input's float dtype: SciPy computes float16
+    in float32 or float64, PyTorch's result is float16."""
     import scipy.special
 
-    return scipy.special
+    return _InputDtype(scipy.special)
+
+
+class _InputDtype:
+    """A module's functions, each casting its array result to its array argument's dtype."""
+
+    def __init__(self, module: Any):
+        self.module = module
+
+    def __getattr__(self, name: str) -> Any:
+        function = getattr(self.module, name)
+
+        def keeping_dtype(*args: Any) -> Any:
+            out = function(*args)
+            dtype = next((a.dtype for a in args if getattr(a, "dtype", None) is not None), None)
+            if dtype is not None and dtype.kind == "f" and getattr(out, "dtype", dtype) != dtype:
+                return out.astype(dtype)  # (a 0-d input gives a NumPy scalar)
+            return out
+
+        return keeping_dtype
 
 
 class Erfc(Op):

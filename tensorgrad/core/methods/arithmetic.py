@@ -74,12 +74,12 @@ class ArithmeticMethods:
     def remainder(self, other: Any) -> Any:
         """Python's ``%``: the remainder with the divisor's sign; x's gradient is 1, the
         divisor's ``−floor(x / y)``."""
-        return binary(ops.Remainder, self, other)
+        return remainder(ops.Remainder, self, other)
 
     def fmod(self, other: Any) -> Any:
         """C's ``fmod``: the remainder with the dividend's sign; the divisor's gradient is
         ``−trunc(x / y)``."""
-        return binary(ops.Fmod, self, other)
+        return remainder(ops.Fmod, self, other)
 
     def floor_divide(self, other: Any) -> Any:
         return self.div(other, rounding_mode="floor")
@@ -175,10 +175,12 @@ class ArithmeticMethods:
         """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
         if not isinstance(end, engine.Tensor):
             raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
-        if end.dtype != self.dtype:
-            raise RuntimeError(
-                f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
-            )
+        for what, other in (("end", end), ("weight", weight)):
+            if isinstance(other, engine.Tensor) and other.dtype != self.dtype:
+                raise RuntimeError(
+                    f"lerp: expected dtype {self.dtype} for `{what}` but got dtype {other.dtype}"
+                )
+        floating_kernel("lerp", self)
         w = _raw(weight)
         low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5
         diff = end - self
