@@ -39,7 +39,7 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad._native import ieee
-from tensorgrad.core import anomaly, forward
+from tensorgrad.core import anomaly, dtype_policy, forward
 from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.node import Node
 from tensorgrad.grad_mode import enable_grad
@@ -268,6 +268,8 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
+    if op.dtypes and isinstance(inputs[0], Tensor):  # the op's declared dtype policy
+        inputs = (dtype_policy.enforce(op.dtypes, op.name, inputs[0]), *inputs[1:])
     if state.vmapping:  # inside vmap: a batched operand or setting makes it another op
         out = batched_apply(op, inputs)  # (core.batching; None: nothing was batched)
         if out is not None:

@@ -327,6 +327,7 @@ class Min(_Extremum):
 class LogSumExp(_Reduction):
     """``log(sum(exp(x)))`` computed stably by shifting by the maximum."""
 
+    dtypes = "float"
     uses_output = True
 
     def forward(self, x):

@@ -47,6 +47,7 @@ class _InputDtype:
 class Erfc(Op):
     """``1 − erf(x)``, accurate where erf is close to 1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -111,6 +112,7 @@ class Lgamma(Op):
 class Polygamma(Op):
     """The n-th derivative of digamma (n = 0: digamma itself); its slope is polygamma n + 1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def __init__(self, n: int = 0):
@@ -140,6 +142,7 @@ class Polygamma(Op):
 class I0(Op):
     """The modified Bessel function of the first kind of order 0; its slope is i1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -186,6 +189,7 @@ class Sinc(Op):
     """The normalized sinc, ``sin(πx)/(πx)``, and 1 at 0 (PyTorch's and NumPy's); its slope
     is ``(cos(πx) − sinc(x))/x``, 0 at 0."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     uses_output = True

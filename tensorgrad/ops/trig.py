@@ -44,6 +44,7 @@ _atan_value = first_order(math.atan, lambda v: 1 / (1 + v * v))
 
 
 class Asin(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -63,6 +64,7 @@ class Asin(Op):
 
 
 class Acos(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -82,6 +84,7 @@ class Acos(Op):
 
 
 class Atan(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -100,6 +103,7 @@ class Atan(Op):
 
 
 class Sinh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -119,6 +123,7 @@ class Sinh(Op):
 
 
 class Cosh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -138,6 +143,7 @@ class Cosh(Op):
 
 
 class Asinh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -162,6 +168,7 @@ class Asinh(Op):
 
 
 class Acosh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -181,6 +188,7 @@ class Acosh(Op):
 
 
 class Atanh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
