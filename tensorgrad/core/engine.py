@@ -268,8 +268,10 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
-    if op.dtypes and isinstance(inputs[0], Tensor):  # the op's declared dtype policy
-        inputs = (dtype_policy.enforce(op.dtypes, op.name, inputs[0]), *inputs[1:])
+    if op.dtypes:  # the op's declared dtype policy, for a first input that is not float
+        first = inputs[0]
+        if isinstance(first, Tensor) and first._data.dtype.kind != "f":
+            inputs = (dtype_policy.enforce(op.dtypes, op.name, first), *inputs[1:])
     if state.vmapping:  # inside vmap: a batched operand or setting makes it another op
         out = batched_apply(op, inputs)  # (core.batching; None: nothing was batched)
         if out is not None:
