@@ -2,10 +2,11 @@
 
 tensorgrad's arithmetic is IEEE's, as PyTorch's: ``1e30 * 1e30`` in float32 is ``inf``,
 ``inf - inf`` is NaN, and no op warns of it (PyTorch never does; anomaly mode is the way to
-find where a NaN appears). The engine runs every op's forward and backward with NumPy's
-floating-point error handling set to "ignore". ``with np.errstate(all="ignore")`` costs
-about 2.5 µs a use (it builds its state object each time), a third of a small ``tg.add``;
-setting NumPy's own context variable to a state built once costs about 0.3 µs. That
+find where a NaN appears). The engine runs every op's forward, its JVP and the backward
+sweep with NumPy's floating-point error handling set to "ignore".
+``with np.errstate(all="ignore")`` costs about 2.5 µs a use (it builds its state object each
+time), most of a small ``tg.add``; setting NumPy's own context variable to a state built once
+costs about 0.3 µs. That
 variable is NumPy's private ``_extobj_contextvar`` (NumPy 2); where it is missing, or with
 ``TENSORGRAD_FAST_ERRSTATE=0``, :func:`enter` and :func:`leave` fall back to
 ``np.errstate``.

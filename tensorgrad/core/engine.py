@@ -304,7 +304,11 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         if True in needs:
             node = record(op, out, inputs, arrays, needs, tensors_only)
     if forward_state.level:  # after recording: a recorded JVP may read the output's node
-        tangent = forward.propagate(op, out, inputs, arrays)
+        quiet = ieee.enter()  # the JVP's inf and NaN, silently too
+        try:
+            tangent = forward.propagate(op, out, inputs, arrays)
+        finally:
+            ieee.leave(quiet)
         if tangent is not None and node is not None:
             forward.keep_on_node(node, tangent)
     return out
@@ -484,7 +488,11 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         ieee.leave(quiet)
     mark_changed((target,))
     if dual and not recorded_dual:
-        forward.propagate_inplace(op, target, old, others, arrays)
+        quiet = ieee.enter()
+        try:
+            forward.propagate_inplace(op, target, old, others, arrays)
+        finally:
+            ieee.leave(quiet)
     elif recorded_dual and not recording:  # only a tangent requires grad: old is a constant
         forward.propagate_inplace_recorded(op, target, old, others)
     if recording:

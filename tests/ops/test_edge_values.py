@@ -1,7 +1,7 @@
 """Every registry entry on IEEE's edge values: ±0, ±inf, NaN, ±1e30, ±1e-30, a float32
 subnormal (1e-45), in 0-d, empty and larger samples, in float32 and float64.
 
-Forward and backward run with NumPy's RuntimeWarning an error: PyTorch is silent on
+Forward, backward and forward mode run with NumPy's RuntimeWarning an error: PyTorch is silent on
 overflow, ``inf - inf`` and ``0 / 0``, and so is tensorgrad (the engine runs every op with
 NumPy's floating-point errors ignored, ``tensorgrad/_native/ieee.py``). Where PyTorch is
 installed, the values and gradients are PyTorch's: the same NaN and infinity positions, and
@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
+import tensorgrad.autograd.forward_ad as fwAD
 from tests.ops.registry import REGISTRY, OpInfo, Sample, outputs
 
 inf, nan = math.inf, math.nan
@@ -116,12 +117,34 @@ def run(info: OpInfo, sample: Sample, dtype: Any) -> tuple[list, list | None]:
     return values, grads
 
 
+def run_forward_mode(info: OpInfo, sample: Sample, dtype: Any) -> None:
+    """The entry under forward mode, every input with a tangent of ones, RuntimeWarnings
+    as errors (an op without a JVP rule refuses: that is not what is checked here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(tg.Tensor(a), tg.ones(a.shape, dtype=a.dtype))
+                     for a in sample.arrays(dtype)]  # fmt: skip
+            try:
+                info.call(duals, sample)
+            except RuntimeWarning:
+                raise
+            except Exception:
+                return
+
+
 def check_silent(info: OpInfo, runs: list) -> None:
     for _, sample, dtype in runs:
+        where = f"{info.name} ({sample.desc}, {dtype.__name__})"
         try:
             run(info, sample, dtype)
         except RuntimeWarning as warning:
-            pytest.fail(f"{info.name} ({sample.desc}, {dtype.__name__}) warned: {warning}")
+            pytest.fail(f"{where} warned: {warning}")
+        if info.differentiable:
+            try:
+                run_forward_mode(info, sample, dtype)
+            except RuntimeWarning as warning:
+                pytest.fail(f"{where} warned in forward mode: {warning}")
 
 
 @pytest.mark.parametrize(("info", "runs"), slices(full=False))
