@@ -13,6 +13,8 @@ module        what, for speed                                    off-switch
 ``axpy``      BLAS ``y += a·x`` in one pass, for the optimizers  ``TENSORGRAD_NO_BLAS=1``
 ``malloc``    glibc's malloc keeps freed memory for the next     ``TENSORGRAD_KEEP_MEMORY=0``
               arrays (set once, at ``import tensorgrad``)
+``ieee``      NumPy's floating-point warnings off while an op    ``TENSORGRAD_FAST_ERRSTATE=0``
+              runs, through NumPy's own context variable
 ============  =================================================  ============================
 
 Nothing else in tensorgrad calls ``ctypes`` or starts threads for speed: an op, the engine or

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
-from tensorgrad.core import anomaly, forward
+from tensorgrad._native import ieee
+from tensorgrad.core import anomaly, dtype_policy, forward
 from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.node import Node
 from tensorgrad.grad_mode import enable_grad
@@ -278,6 +279,10 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
     the forward succeeded, so a failed op leaves no trace. Every op of every model runs
     through here.
     """
+    if op.dtypes:  # the op's declared dtype policy, for a first input that is not float
+        first = inputs[0]
+        if isinstance(first, Tensor) and first._data.dtype.kind != "f":
+            inputs = (dtype_policy.enforce(op.dtypes, op.name, first), *inputs[1:])
     if state.vmapping:  # inside vmap: a batched operand or setting makes it another op
         out = batched_apply(op, inputs)  # (core.batching; None: nothing was batched)
         if out is not None:
@@ -287,10 +292,13 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         arrays = [x._data for x in inputs]
     else:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    quiet = ieee.enter()  # IEEE's inf and NaN, without NumPy's RuntimeWarnings (PyTorch's)
     try:
         data = op.forward(*arrays)
     except (ValueError, IndexError, TypeError) as exc:
         raise named_error(op.name, exc) from exc
+    finally:
+        ieee.leave(quiet)
     out = wrap(data)
     if type(data) is np.ndarray and data.base is not None:
         _adopt_view(out, op, inputs)
@@ -307,7 +315,11 @@ def apply(op: ops.Op, *inputs: Any) -> Any:
         if True in needs:
             node = record(op, out, inputs, arrays, needs, tensors_only)
     if forward_state.level:  # after recording: a recorded JVP may read the output's node
-        tangent = forward.propagate(op, out, inputs, arrays)
+        quiet = ieee.enter()  # the JVP's inf and NaN, silently too
+        try:
+            tangent = forward.propagate(op, out, inputs, arrays)
+        finally:
+            ieee.leave(quiet)
         if tangent is not None and node is not None:
             forward.keep_on_node(node, tangent)
     return out
@@ -471,6 +483,7 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     recorded_dual = dual and forward.needs_recording(
         (target, *others), forward.tangents_of((target, *others))
     )
+    quiet = ieee.enter()
     try:
         op.forward_inplace(target._data, *arrays)
     except TypeError as exc:
@@ -486,9 +499,15 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         raise named_error(name, exc) from exc
     except (ValueError, IndexError) as exc:
         raise named_error(name, exc) from exc
+    finally:
+        ieee.leave(quiet)
     mark_changed((target,))
     if dual and not recorded_dual:
-        forward.propagate_inplace(op, target, old, others, arrays)
+        quiet = ieee.enter()
+        try:
+            forward.propagate_inplace(op, target, old, others, arrays)
+        finally:
+            ieee.leave(quiet)
     elif recorded_dual and not recording:  # only a tangent requires grad: old is a constant
         forward.propagate_inplace_recorded(op, target, old, others)
     if recording:

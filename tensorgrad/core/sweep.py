@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
+from tensorgrad._native import ieee
 from tensorgrad.core import anomaly, engine
 from tensorgrad.core.engine import TENSOR_TYPES, node_tensor, state, wrap
 from tensorgrad.core.node import Node
@@ -226,6 +227,7 @@ def run(
                 heappush(heap, (-key.seq, key))
     retained: list[tuple[Any, Any]] = []
     freed: list[Any] = []
+    quiet = ieee.enter()  # the VJPs and the sums of gradients: IEEE's inf and NaN, silently
     try:
         with enable_grad() if create_graph else no_grad():
             while heap:
@@ -238,6 +240,8 @@ def run(
         for node in freed:  # a retry must not blame a "second backward"
             node.failed = f"{type(exc).__name__}: {exc}"
         raise
+    finally:
+        ieee.leave(quiet)
     _store(grads, retained, capture, create_graph)
 
 

@@ -19,7 +19,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``pool``           max, average and adaptive average pooling
 ``recurrent``      the gate arithmetic of the LSTM and GRU cells
 ``attention``      scaled dot-product attention
-``trig``           inverse trigonometric and hyperbolic functions, atan2
+``trig``           inverse trigonometric and hyperbolic functions, atan2, hypot
 ``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
 ``division``       remainder and fmod, with gradients
 ``scan``           cumprod and logcumsumexp
@@ -100,7 +100,18 @@ from tensorgrad.ops.scan import Cumprod, LogCumSumExp
 from tensorgrad.ops.scatter import Bincount, ScatterReduce, scatter_positions
 from tensorgrad.ops.shape import BroadcastTo, Concatenate, Reshape, Stack, Transpose
 from tensorgrad.ops.special import I0, I1, Erfc, Erfinv, Lgamma, Polygamma, Sinc
-from tensorgrad.ops.trig import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Cosh, Sinh
+from tensorgrad.ops.trig import (
+    Acos,
+    Acosh,
+    Asin,
+    Asinh,
+    Atan,
+    Atan2,
+    Atanh,
+    Cosh,
+    Hypot,
+    Sinh,
+)
 
 __all__ = [
     "I0",
@@ -147,6 +158,7 @@ __all__ = [
     "Gather",
     "Gelu",
     "GetItem",
+    "Hypot",
     "IndexAdd",
     "LSTMCell",
     "LayerNorm",

@@ -51,6 +51,12 @@ class Op(ABC):
     #: records the call)
     needs_input_grad: list[bool]
 
+    #: the dtype policy for the first input, which the engine enforces before forward
+    #: (``core/dtype_policy.py``): "float" (integers and bools computed in the default
+    #: float), "floating" (refused: a float-only kernel), "no_bool" (bools refused); empty:
+    #: forward takes what it is given
+    dtypes: ClassVar[str] = ""
+
     #: the forward-mode rule, ``jvp(tangents, out, *inputs)``: the output's tangent
     #: (``J · ṫ``) from one tangent per input (None for an input without one), on arrays.
     #: None when the op has none; then ``no_jvp`` says why, and forward mode refuses it.

@@ -304,6 +304,7 @@ class Exp(Op):
     """``e ** x``: inf beyond the dtype's range (exp(89) in float32), silently as PyTorch's;
     a zero gradient times that inf is NaN, silently too."""
 
+    dtypes = "float"
     batching = "elementwise"
     uses_inputs = False
     uses_output = True
@@ -326,6 +327,7 @@ class Log(Op):
     beyond the dtype's range for subnormal x), all without NumPy's RuntimeWarning, as
     PyTorch's."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -344,6 +346,7 @@ class Log(Op):
 class Log1p(Op):
     """``log(1 + x)``, accurate for small x; −inf at −1 and NaN below, silently (as Log)."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -365,6 +368,7 @@ class Log1p(Op):
 class Expm1(Op):
     """``exp(x) − 1``, accurate for small x; inf beyond the dtype's range, silently (as Exp)."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     uses_inputs = False
@@ -389,6 +393,7 @@ class Expm1(Op):
 class Sqrt(Op):
     """The square root: NaN below 0, and the slope 1/(2√x) inf at 0, silently (PyTorch's)."""
 
+    dtypes = "float"
     batching = "elementwise"
     uses_inputs = False
     uses_output = True
@@ -410,6 +415,7 @@ class Abs(Op):
     """``|x|``; its derivative at 0 is taken as 0 (the subgradient PyTorch uses), and at NaN
     too (PyTorch's sign of NaN)."""
 
+    dtypes = "no_bool"
     batching = "elementwise"
 
     def forward(self, x):
@@ -426,6 +432,7 @@ class Abs(Op):
 
 
 class Sin(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -439,6 +446,7 @@ class Sin(Op):
 
 
 class Cos(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -452,6 +460,7 @@ class Cos(Op):
 
 
 class Tanh(Op):
+    dtypes = "float"
     batching = "elementwise"
     uses_inputs = False
     uses_output = True
@@ -558,6 +567,7 @@ class Erf(Op):
     """The error function: SciPy's (imported on first use: SciPy comes with scikit-learn),
     or for float32 :func:`erf_float32` (:data:`FAST_ERF`)."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -565,6 +575,8 @@ class Erf(Op):
             return erf_float32(x)
         from scipy.special import erf
 
+        if getattr(x, "dtype", None) == np.float16:  # SciPy computes it in float32 or 64
+            return erf(x).astype(np.float16)
         return erf(x)
 
     def scalar_forward(self, x):

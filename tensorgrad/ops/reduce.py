@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,16 @@ class Mean(_Reduction):
     jvp = linear_jvp  # linear in its input: the op itself maps the tangent
 
 
+def _variance(x: Any, axes: tuple[int, ...], keepdims: bool, correction: int, count: int) -> Any:
+    """NumPy's ``var``; with no degrees of freedom left (one element, correction 1), NaN or
+    inf without NumPy's "Degrees of freedom <= 0" warning."""
+    if count - correction > 0:
+        return x.var(axis=axes, keepdims=keepdims, ddof=correction)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return x.var(axis=axes, keepdims=keepdims, ddof=correction)
+
+
 class Var(_Reduction):
     """Variance with ``correction`` (1: the unbiased estimate, PyTorch's default; 0: NumPy's)."""
 
@@ -86,7 +97,7 @@ class Var(_Reduction):
         self.correction = correction
 
     def forward(self, x):
-        return x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction)
+        return _variance(x, self._axes(x), self.keepdims, self.correction, self._count(x))
 
     def scalar_forward(self, x):
         objects = object_arrays.objects  # (ndarray.var calls conjugate, which values lack)
@@ -120,7 +131,8 @@ class Std(_Reduction):
         self.correction = correction
 
     def forward(self, x):
-        return np.sqrt(x.var(axis=self._axes(x), keepdims=self.keepdims, ddof=self.correction))
+        axes = self._axes(x)
+        return np.sqrt(_variance(x, axes, self.keepdims, self.correction, self._count(x)))
 
     def scalar_forward(self, x):
         """sqrt(var), except where the variance is exactly 0 (a constant slice, or one
@@ -166,6 +178,8 @@ class Norm(_Reduction):
                 f"dim {self.axis}): the max, the min and negative powers have no identity"
             )
         a = np.abs(x)
+        if p != 0 and self._count(x) == 1:  # |x| itself, as PyTorch's: x² of 1e30 overflows
+            return a.sum(axis=axes, keepdims=self.keepdims)
         if p == math.inf:
             return a.max(axis=axes, keepdims=self.keepdims, initial=0)
         if p == -math.inf:
@@ -200,8 +214,8 @@ class Norm(_Reduction):
             count = winners.sum(axis=self.axes, keepdims=True)
             return (np.sign(x) * winners * g / np.where(count == 0, 1, count),)
         safe = np.where(norm == 0, 1.0, norm)
-        if p == 2:
-            return (np.where(norm == 0, 0.0, g / safe) * x,)
+        if p == 2:  # x / norm first: g / norm overflows for a subnormal norm, x / norm is ≤ 1
+            return (np.where(norm == 0, 0.0, g) * (x / safe),)
         scale = np.where(norm == 0, 0.0, g / safe ** (p - 1))
         return (scale * np.sign(x) * np.abs(x) ** (p - 1),)
 
@@ -313,6 +327,7 @@ class Min(_Extremum):
 class LogSumExp(_Reduction):
     """``log(sum(exp(x)))`` computed stably by shifting by the maximum."""
 
+    dtypes = "float"
     uses_output = True
 
     def forward(self, x):

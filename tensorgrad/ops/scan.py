@@ -90,6 +90,7 @@ class LogCumSumExp(Op):
     ``Σ_{j ≥ k} g_j exp(x_k − out_j)`` is computed in log space, positive and negative
     parts of g apart, as PyTorch does, so it neither overflows nor underflows."""
 
+    dtypes = "floating"
     batching = "along_axis"
 
     uses_output = True

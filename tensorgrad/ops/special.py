@@ -18,14 +18,36 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 def _scipy_special():
+    """SciPy's special functions, returning the input's float dtype: SciPy computes float16
+    in float32 or float64, PyTorch's result is float16."""
     import scipy.special
 
-    return scipy.special
+    return _InputDtype(scipy.special)
+
+
+class _InputDtype:
+    """A module's functions, each casting its array result to its array argument's dtype."""
+
+    def __init__(self, module: Any):
+        self.module = module
+
+    def __getattr__(self, name: str) -> Any:
+        function = getattr(self.module, name)
+
+        def keeping_dtype(*args: Any) -> Any:
+            out = function(*args)
+            dtype = next((a.dtype for a in args if getattr(a, "dtype", None) is not None), None)
+            if dtype is not None and dtype.kind == "f" and getattr(out, "dtype", dtype) != dtype:
+                return out.astype(dtype)  # (a 0-d input gives a NumPy scalar)
+            return out
+
+        return keeping_dtype
 
 
 class Erfc(Op):
     """``1 − erf(x)``, accurate where erf is close to 1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -92,6 +114,7 @@ class Lgamma(Op):
 class Polygamma(Op):
     """The n-th derivative of digamma (n = 0: digamma itself); its slope is polygamma n + 1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def __init__(self, n: int = 0):
@@ -121,6 +144,7 @@ class Polygamma(Op):
 class I0(Op):
     """The modified Bessel function of the first kind of order 0; its slope is i1."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -167,6 +191,7 @@ class Sinc(Op):
     """The normalized sinc, ``sin(πx)/(πx)``, and 1 at 0 (PyTorch's and NumPy's); its slope
     is ``(cos(πx) − sinc(x))/x``, 0 at 0."""
 
+    dtypes = "float"
     batching = "elementwise"
 
     uses_output = True

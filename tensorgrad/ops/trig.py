@@ -44,6 +44,7 @@ _atan_value = first_order(math.atan, lambda v: 1 / (1 + v * v))
 
 
 class Asin(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -63,6 +64,7 @@ class Asin(Op):
 
 
 class Acos(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -82,6 +84,7 @@ class Acos(Op):
 
 
 class Atan(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -100,6 +103,7 @@ class Atan(Op):
 
 
 class Sinh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -119,6 +123,7 @@ class Sinh(Op):
 
 
 class Cosh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -138,6 +143,7 @@ class Cosh(Op):
 
 
 class Asinh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -162,6 +168,7 @@ class Asinh(Op):
 
 
 class Acosh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -181,6 +188,7 @@ class Acosh(Op):
 
 
 class Atanh(Op):
+    dtypes = "float"
     batching = "elementwise"
 
     def forward(self, x):
@@ -204,6 +212,35 @@ def _inverse_square_radius(y: Any, x: Any) -> Any:
     underflows): PyTorch 2.13's atan2 slopes are 0 there, not 0 · inf."""
     r2 = x * x + y * y
     return 1 / np.where(r2 == 0, np.inf, r2)
+
+
+class Hypot(Op):
+    """``sqrt(x² + y²)`` without overflow or underflow on the way (NumPy's ``hypot``, as
+    PyTorch's: 1e30 and 1e30 in float32 give 1.4e30, not inf). Its slopes are ``x / out``
+    and ``y / out``: NaN at the origin, PyTorch's."""
+
+    batching = "elementwise"
+    uses_output = True
+
+    def forward(self, x, y):
+        return np.hypot(x, y)
+
+    def scalar_forward(self, x, y):
+        return object_arrays.objects(object_arrays.objects(x * x + y * y) ** 0.5)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        scale = grad / out
+        return (
+            sum_to(scale * x, shape_of(x)) if nx else None,
+            sum_to(scale * y, shape_of(y)) if ny else None,
+        )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        return add_tangents(
+            None if tx is None else tx * x / out, None if ty is None else ty * y / out
+        )
 
 
 class Atan2(Op):

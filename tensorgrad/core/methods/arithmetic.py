@@ -129,9 +129,9 @@ class ArithmeticMethods:
 
     @_broadcasting("hypot")
     def hypot(self, other: Any) -> Any:
+        """``sqrt(self² + other²)``, without overflow on the way (1e30 stays finite)."""
         floating_kernel("hypot", self, other)
-        x, y = _float_operands(self, other)
-        return (x * x + y * y).sqrt()
+        return _float_binary(ops.Hypot, self, other)
 
     @_broadcasting("logaddexp")
     @engine.reads_values
@@ -216,14 +216,11 @@ class ArithmeticMethods:
         """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
         if not isinstance(end, engine.Tensor):
             raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
-        if end.dtype != self.dtype:
-            raise RuntimeError(
-                f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}"
-            )
-        if isinstance(weight, engine.Tensor) and weight.dtype != self.dtype:
-            raise RuntimeError(
-                f"lerp: expected dtype {self.dtype} for `weight` but got dtype {weight.dtype}"
-            )
+        for what, other in (("end", end), ("weight", weight)):
+            if isinstance(other, engine.Tensor) and other.dtype != self.dtype:
+                raise RuntimeError(
+                    f"lerp: expected dtype {self.dtype} for `{what}` but got dtype {other.dtype}"
+                )
         floating_kernel("lerp_kernel_tensor", self)
         w = _raw(weight)
         low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend
-from tensorgrad.core import engine
+from tensorgrad.core import dtype_policy, engine
 
 #: what ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's return types
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -54,8 +54,9 @@ def _copy_back(name: str) -> Any:
 
 def _floating_input(x: Any) -> Any:
     """``x`` itself when floating; an integer or bool tensor in the default float dtype, in
-    which PyTorch computes exp, log, sin, ... of it (NumPy would pick float64 or float16)."""
-    return x if x.dtype.kind == "f" else x.astype(array_backend.DEFAULT_FLOAT)
+    which PyTorch computes exp2, deg2rad, ... of it (NumPy would pick float64 or float16);
+    the policy ``dtypes = "float"`` of an op's declaration, for the compositions."""
+    return dtype_policy.enforce("float", "", x)
 
 
 def floating_kernel(name: str, x: Any, *others: Any) -> Any:
@@ -68,10 +69,7 @@ def floating_kernel(name: str, x: Any, *others: Any) -> Any:
         else array_backend.result_type(*(_raw(engine.operand(v)) for v in (x, *others)))
     )
     if dtype.kind != "f":
-        raise NotImplementedError(
-            f'"{name}" not implemented for {dtype} tensors (PyTorch has no integer or bool '
-            f"kernel for it; convert with .float())"
-        )
+        raise dtype_policy.not_floating(name, dtype)
     return x
 
 
@@ -79,7 +77,7 @@ def no_bool_kernel(name: str, x: Any, error: type[Exception] = NotImplementedErr
     """``x`` (a tensor, or the dtype of a result), where PyTorch has no bool kernel for
     ``name`` (abs, floor, argmax, ``//`` and ``%`` of bools, ...)."""
     if getattr(x, "dtype", x) == np.bool_:
-        raise error(f'"{name}" not implemented for bool tensors (convert with .int() or .float())')
+        raise dtype_policy.not_bool(name, error)
     return x
 
 

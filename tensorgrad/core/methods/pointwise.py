@@ -3,8 +3,10 @@ roots, trigonometric and hyperbolic functions and their inverses, special functi
 lgamma, polygamma, ...), activations (relu, gelu, softmax), clamping and rounding, and their
 in-place forms.
 
-Integer and bool inputs are computed in the default float dtype, as PyTorch does
-(``common._floating_input``); rounding is piecewise constant, so its gradient is 0."""
+Integer and bool inputs are computed in the default float dtype, as PyTorch does: the ops'
+own declaration (``dtypes = "float"``, ``core/dtype_policy.py``) where a method binds one op,
+``common._floating_input`` where it composes several; rounding is piecewise constant, so its
+gradient is 0."""
 
 from __future__ import annotations
 
@@ -33,16 +35,16 @@ class PointwiseMethods:
     __slots__ = ()
 
     def exp(self) -> Any:
-        return apply(ops.Exp(), _floating_input(self))
+        return apply(ops.Exp(), self)
 
     def log(self) -> Any:
-        return apply(ops.Log(), _floating_input(self))
+        return apply(ops.Log(), self)
 
     def log1p(self) -> Any:
-        return apply(ops.Log1p(), _floating_input(self))
+        return apply(ops.Log1p(), self)
 
     def expm1(self) -> Any:
-        return apply(ops.Expm1(), _floating_input(self))
+        return apply(ops.Expm1(), self)
 
     def log2(self) -> Any:
         return self.log() * (1 / math.log(2))
@@ -51,13 +53,13 @@ class PointwiseMethods:
         return self.log() * (1 / math.log(10))
 
     def sqrt(self) -> Any:
-        return apply(ops.Sqrt(), _floating_input(self))
+        return apply(ops.Sqrt(), self)
 
     def rsqrt(self) -> Any:
         return 1 / self.sqrt()
 
     def abs(self) -> Any:
-        return apply(ops.Abs(), no_bool_kernel("abs", self))
+        return apply(ops.Abs(), self)
 
     absolute = abs
 
@@ -67,16 +69,16 @@ class PointwiseMethods:
     negative = neg
 
     def sin(self) -> Any:
-        return apply(ops.Sin(), _floating_input(self))
+        return apply(ops.Sin(), self)
 
     def cos(self) -> Any:
-        return apply(ops.Cos(), _floating_input(self))
+        return apply(ops.Cos(), self)
 
     def tan(self) -> Any:
         return self.sin() / self.cos()
 
     def tanh(self) -> Any:
-        return apply(ops.Tanh(), _floating_input(self))
+        return apply(ops.Tanh(), self)
 
     def sigmoid(self) -> Any:
         return apply(ops.Sigmoid(), _floating_input(self))
@@ -163,37 +165,37 @@ class PointwiseMethods:
         )
 
     def asin(self) -> Any:
-        return apply(ops.Asin(), _floating_input(self))
+        return apply(ops.Asin(), self)
 
     def acos(self) -> Any:
-        return apply(ops.Acos(), _floating_input(self))
+        return apply(ops.Acos(), self)
 
     def atan(self) -> Any:
-        return apply(ops.Atan(), _floating_input(self))
+        return apply(ops.Atan(), self)
 
     def sinh(self) -> Any:
-        return apply(ops.Sinh(), _floating_input(self))
+        return apply(ops.Sinh(), self)
 
     def cosh(self) -> Any:
-        return apply(ops.Cosh(), _floating_input(self))
+        return apply(ops.Cosh(), self)
 
     def asinh(self) -> Any:
-        return apply(ops.Asinh(), _floating_input(self))
+        return apply(ops.Asinh(), self)
 
     def acosh(self) -> Any:
-        return apply(ops.Acosh(), _floating_input(self))
+        return apply(ops.Acosh(), self)
 
     def atanh(self) -> Any:
-        return apply(ops.Atanh(), _floating_input(self))
+        return apply(ops.Atanh(), self)
 
     arcsin, arccos, arctan = asin, acos, atan
     arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
     def erf(self) -> Any:
-        return apply(ops.Erf(), _floating_input(self))
+        return apply(ops.Erf(), self)
 
     def erfc(self) -> Any:
-        return apply(ops.Erfc(), _floating_input(self))
+        return apply(ops.Erfc(), self)
 
     def erfinv(self) -> Any:
         return apply(ops.Erfinv(), _floating_input(self))
@@ -202,20 +204,20 @@ class PointwiseMethods:
         return apply(ops.Lgamma(), _floating_input(self))
 
     def digamma(self) -> Any:
-        return apply(ops.Polygamma(0), _floating_input(self))
+        return apply(ops.Polygamma(0), self)
 
     def polygamma(self, n: int) -> Any:
         """The n-th derivative of digamma (``x.polygamma(n)``, ``tg.polygamma(n, x)``)."""
         if int(n) < 0:
             raise RuntimeError(f"polygamma(n, x) does not support negative n, got {n}")
-        return apply(ops.Polygamma(int(n)), _floating_input(self))
+        return apply(ops.Polygamma(int(n)), self)
 
     def i0(self) -> Any:
-        return apply(ops.I0(), _floating_input(self))
+        return apply(ops.I0(), self)
 
     def sinc(self) -> Any:
         """The normalized sinc ``sin(πx)/(πx)``, 1 at 0."""
-        return apply(ops.Sinc(), _floating_input(self))
+        return apply(ops.Sinc(), self)
 
     def exp2(self) -> Any:
         return 2.0 ** _floating_input(self)

@@ -19,8 +19,6 @@ from tensorgrad.core.args import numpy_names
 from tensorgrad.core.engine import apply, wrap
 from tensorgrad.core.methods.common import (
     ValuesIndices,
-    _floating_input,
-    floating_kernel,
     no_bool_kernel,
     write_back,
 )
@@ -99,7 +97,7 @@ class ReductionMethods:
     @numpy_names
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
         """``log(sum(exp(x)))`` over ``dim`` (required, as in PyTorch), computed stably."""
-        return apply(ops.LogSumExp(_all_if_empty(dim), keepdim), _floating_input(self))
+        return apply(ops.LogSumExp(_all_if_empty(dim), keepdim), self)
 
     @numpy_names
     def amax(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -194,8 +192,7 @@ class ReductionMethods:
 
     @numpy_names
     def logcumsumexp(self, dim: int) -> Any:
-        floating_kernel("logcumsumexp", self)
-        return apply(ops.LogCumSumExp(dim), _floating_input(self))
+        return apply(ops.LogCumSumExp(dim), self)
 
     @numpy_names
     def cummax(self, dim: int) -> Any:

@@ -176,6 +176,7 @@ class SortingMethods:
     def median(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The lower median (of all elements, or ``(values, indices)`` along ``dim``); NaN
         if a NaN is present. Without ``dim``, tied medians share the gradient evenly."""
+        no_bool_kernel("median", self)
         if dim is None:
             data = self._data.reshape(-1)
             if not data.size:
@@ -192,6 +193,7 @@ class SortingMethods:
     @numpy_names
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         """``(values, indices)`` of the k-th smallest element along ``dim`` (k counts from 1)."""
+        no_bool_kernel("kthvalue", self)
         return _kth(self, dim, keepdim, k, "kthvalue")
 
 

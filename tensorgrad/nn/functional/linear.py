@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tensorgrad import ops
 from tensorgrad.core.engine import apply, require_tensors
+from tensorgrad.core.methods.common import no_bool_kernel
 from tensorgrad.core.product_dtypes import added_in_place, check_linear_dtypes
 from tensorgrad.core.tensor import Tensor
 
@@ -14,6 +15,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     require_tensors("linear", input=input, weight=weight, bias=bias)
     x = input
     fused = check_linear_dtypes("linear", x, weight, bias)
+    no_bool_kernel("linear", x)  # PyTorch's addmm has no bool kernel (matmul neither)
     if weight.ndim == 1:  # PyTorch's: a vector of in_features weights, one output
         out = x @ weight
         return out if bias is None else out + added_in_place("linear", out, bias)

@@ -31,6 +31,8 @@ derivative and by the full Jacobian, the scalar engine, second derivatives and e
 ``scan``           cumprod, logcumsumexp, cummax, cummin
 ``scatter``        scatter, scatter_reduce (all reductions), index_add/copy/fill,
                    masked_scatter, index_put, bincount
+``dtypes``         the dtype tables: the dtypes each entry's forward accepts and its
+                   backward differentiates (checked by ``test_dtypes.py``)
 ``composed``       functions composed of existing ops: einsum, tensordot, median, kthvalue,
                    hypot, logaddexp, xlogy, lerp, copysign, kron, cross, cdist, group and
                    RMS norm, cosine similarity
