@@ -887,7 +887,6 @@ OPEN: dict[str, str] = {
     "F.lp_pool2d": "int32 input: PyTorch's avg_pool2d kernel refuses it (not int64)",
     "F.prelu": "an infinite weight: the where's other branch sends inf·0 = NaN to x > 0",
     "Tensor.cumprod_": "bool: PyTorch's cumprod_out kernel refuses it (NotImplementedError)",
-    "Tensor.hypot": "an empty broadcast with NaN: the gradient of the other input is NaN",
     "Tensor.index_copy": "a source of the wrong size: RuntimeError, PyTorch's IndexError",
     "Tensor.index_copy_": "a source of the wrong size: RuntimeError, PyTorch's IndexError",
     "tg.index_copy": "a source of the wrong size: RuntimeError, PyTorch's IndexError",

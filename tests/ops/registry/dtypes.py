@@ -64,20 +64,10 @@ _INTEGERS = NUMBERS[:-3]
 
 #: where tensorgrad does not yet do what the table (PyTorch) says: entry -> (dtypes, why).
 #: Their checks are expected to fail (not strictly: a fix lands without editing this)
-OPEN: dict[str, tuple[tuple[str, ...], str]] = {
-    **dict.fromkeys(
-        ("batch_norm_train", "group_norm"),
-        (("bool", *_INTEGERS), "integer inputs run: PyTorch's float-only kernels refuse them"),
-    ),
-    "kl_div": (_INTEGERS, "integer inputs run: PyTorch refuses them"),
-}
+OPEN: dict[str, tuple[tuple[str, ...], str]] = {}
 #: where only the comparison with PyTorch fails: tensorgrad refuses with another error type,
 #: or gives another result dtype
 OPEN_AGAINST_TORCH: dict[str, tuple[tuple[str, ...], str]] = {
-    **dict.fromkeys(
-        ("rms_norm", "binary_cross_entropy_weighted"),
-        (("bool", *_INTEGERS), "integers raise RuntimeError, PyTorch's NotImplementedError"),
-    ),
     "cross": (("bool",), "bools raise RuntimeError, PyTorch's NotImplementedError"),
     "index_add_along_dim": (
         ("bool", *_INTEGERS),
