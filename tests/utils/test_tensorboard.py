@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 import zlib
 
 import numpy as np
@@ -149,6 +150,10 @@ def test_default_log_dir_comment_purge_step_and_reopening(tmp_path, monkeypatch)
     with SummaryWriter(log) as first:
         for step in range(10):
             first.add_scalar("loss", float(step), step)
+    # event files are read in the order of their names, which start with the second they
+    # were made in (then a counter of the process's writers, not zero-padded): the resumed
+    # run's file must come from a later second to sort after the first's, as it would
+    time.sleep(1.05 - time.time() % 1)
     with SummaryWriter(log, purge_step=6) as second:  # a run resumed from its step-6 checkpoint
         for step in range(6, 8):
             second.add_scalar("loss", 100.0 + step, step)
