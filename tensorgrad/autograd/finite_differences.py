@@ -21,8 +21,9 @@
 A non-scalar output ``out`` is reduced to ``f = sum(out * W)`` with fixed random weights
 ``W`` (seeded), so every output element takes part. What a failed check reports
 (:class:`GradcheckReport`, :class:`GradcheckError`) and how the checked tensors are prepared
-(``_Problem``) are shared with the other reference, the scalar engine
-(``tensorgrad.autograd.scalar_oracle``). See ``docs/gradcheck.md``.
+(``_Problem``) live in ``check_problem``, shared with the other reference, the scalar engine
+(``scalar_oracle``); the checks the switches add are in ``switch_checks``. See
+``docs/gradcheck.md``.
 """
 
 from __future__ import annotations
@@ -30,14 +31,33 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from tensorgrad.autograd import forward_ad
+from tensorgrad.autograd.check_problem import (
+    Entry,
+    GradcheckError,
+    GradcheckReport,
+    GradcheckWarning,
+    _close,
+    _fail,
+    _named,
+    _noncontiguous,
+    _output_labels,
+    _Problem,
+    _weights,
+    _worst,
+)
 from tensorgrad.autograd.gradients import grad as _grad
-from tensorgrad.core import forward
+from tensorgrad.autograd.switch_checks import (
+    _batched_forward_grad_check,
+    _batched_grad_check,
+    _undefined_grad_check,
+    _undefined_tangent_check,
+    _zero_grad_output_check,
+)
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.grad_mode import enable_grad
 
@@ -55,312 +75,6 @@ __all__ = [
 JACOBIAN_LIMIT = 250_000
 #: inputs up to this size get an entry-by-entry diagnosis when a directional check fails
 _DIAGNOSE_LIMIT = 4096
-_WORST = 5
-
-
-class GradcheckWarning(UserWarning):
-    """A check that ran, but on something that makes its verdict less trustworthy."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One compared value: where it is, the analytic and the numeric value."""
-
-    index: tuple[int, ...]
-    analytic: float
-    numeric: float
-    output: str = ""  #: for Jacobian entries, the output element (``"output 0 [1, 2]"``)
-    reference: str = "numeric"  #: what ``numeric`` is: central differences or "scalar engine"
-
-    @property
-    def abs_error(self) -> float:
-        return abs(self.analytic - self.numeric)
-
-    @property
-    def rel_error(self) -> float:
-        scale = abs(self.numeric)
-        return self.abs_error / scale if scale else math.inf if self.abs_error else 0.0
-
-    def __str__(self) -> str:
-        where = f"{self.output}, input " if self.output else ""
-        return (
-            f"{where}{list(self.index)}: analytic {self.analytic:.10g}, {self.reference} "
-            f"{self.numeric:.10g} (abs error {self.abs_error:.3g}, rel error {self.rel_error:.3g})"
-        )
-
-
-@dataclass
-class GradcheckReport:
-    """Why a check failed: which input, the compared values and the worst entries."""
-
-    check: str  #: "directional", "jacobian", "scalar engine" (prefixed "second derivative, ")
-    input_name: str  #: "input 1" or "parameter 'weight'"
-    shape: tuple[int, ...]
-    summary: str
-    analytic: float | None = None  #: directional checks: δᵀ∇f for this input
-    numeric: float | None = None
-    worst: list[Entry] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        lines = [
-            f"{self.check} check failed for {self.input_name} (shape {self.shape}): {self.summary}"
-        ]
-        if self.analytic is not None:
-            lines.append(
-                f"  this input's part of it: analytic {self.analytic:.10g}, "
-                f"numeric {self.numeric:.10g}"
-            )
-        if self.worst:
-            lines.append("  worst entries:")
-            lines.extend(f"    {entry}" for entry in self.worst)
-        return "\n".join(lines)
-
-
-class GradcheckError(RuntimeError):
-    """A gradient check failed; ``report`` says which check, where and by how much (a
-    ``RuntimeError``, as PyTorch's ``torch.autograd.gradcheck.GradcheckError``)."""
-
-    def __init__(self, report: GradcheckReport) -> None:
-        super().__init__(str(report))
-        self.report = report
-
-
-# --------------------------------------------------------------------------- the problem
-@dataclass
-class _Slot:
-    """One checked tensor: its name, the tensor ``fn`` sees, its float64 values at θ."""
-
-    name: str
-    tensor: Tensor
-    base: np.ndarray
-    work: np.ndarray  #: the array installed in ``tensor``; perturbations are written into it
-    position: int | None = None  #: its place among ``fn``'s arguments (None: a parameter)
-
-
-class _Problem:
-    """The tensors under check, as float64 working copies, and how to evaluate ``fn``.
-
-    Inputs that require grad are replaced by float64 copies. Parameters keep their identity:
-    a float64 working array is swapped in as their data for the duration of the check, and
-    the original array (never written to) and version counter are put back on exit.
-    """
-
-    def __init__(
-        self, fn: Callable[..., Any], inputs: Any, params: list[tuple[str, Tensor]], caller: str
-    ) -> None:
-        self.fn, self.caller = fn, caller
-        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        self.slots: list[_Slot] = []
-        self.args: list[Any] = []
-        low_precision = []
-        for i, value in enumerate(inputs):
-            if isinstance(value, Tensor) and value.requires_grad:
-                if value.dtype != np.float64:
-                    low_precision.append(f"input {i} is {value.dtype}")
-                work = _working_copy(value._data)
-                tensor = Tensor(work, requires_grad=True)
-                self.slots.append(_Slot(f"input {i}", tensor, work.copy(), work, i))
-                self.args.append(tensor)
-            else:
-                self.args.append(value)
-        #: whether a gradient's dtype must be its input's (``check_grad_dtypes``); its shape
-        #: always must
-        self.check_grad_dtypes = True
-        self._params: list[tuple[Tensor, np.ndarray, int, _Slot]] = []
-        seen: set[int] = set()
-        for name, p in params:
-            if not isinstance(p, Tensor):
-                raise TypeError(f"{caller}: parameter {name} is a {type(p).__name__}, not a Tensor")
-            if id(p) in seen or not p.requires_grad:
-                continue
-            seen.add(id(p))
-            if p.dtype != np.float64:
-                low_precision.append(f"parameter {name} is {p.dtype}")
-            work = p._data.astype(np.float64, copy=True)
-            slot = _Slot(f"parameter {name}", p, work.copy(), work)
-            self._params.append((p, p._data, p._versions.tick, slot))
-            self.slots.append(slot)
-        if not self.slots:
-            raise ValueError(f"{caller}: no input or parameter requires grad: nothing to check")
-        if low_precision:
-            warnings.warn(
-                f"{caller}: {', '.join(low_precision)}; the check runs on float64 copies "
-                "(finite differences in low precision are dominated by rounding)",
-                GradcheckWarning,
-                stacklevel=4,
-            )
-
-    def __enter__(self) -> _Problem:
-        for p, _, _, slot in self._params:
-            p.data = slot.work
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for p, original, version, _ in self._params:
-            p.data = original
-            p._versions.tick = version
-
-    def evaluate(self, replaced: Mapping[int, Tensor] | None = None) -> list[Tensor]:
-        """``fn``'s outputs as a list; ``replaced`` puts other tensors in place of some
-        checked inputs (by slot number), as the batched checks' transforms need."""
-        args = list(self.args)
-        for k, tensor in (replaced or {}).items():
-            args[self.slots[k].position] = tensor
-        with enable_grad():
-            result = self.fn(*args)
-        outputs = [result] if isinstance(result, Tensor) else result
-        if not isinstance(outputs, (list, tuple)) or not all(
-            isinstance(o, Tensor) for o in outputs
-        ):
-            raise TypeError(
-                f"{self.caller}: fn must return a Tensor or a sequence of Tensors, "
-                f"got {type(result).__name__}"
-            )
-        return list(outputs)
-
-    def at(self, offsets: Sequence[np.ndarray | None]) -> None:
-        """Set every checked tensor to θ + offset (θ where the offset is None)."""
-        for slot, offset in zip(self.slots, offsets, strict=True):
-            np.copyto(slot.work, slot.base if offset is None else slot.base + offset)
-
-    def value(self, weights: Sequence[np.ndarray], offsets: Sequence[np.ndarray | None]) -> float:
-        """``sum(out * W)`` over all outputs, with the checked tensors at θ + offset."""
-        flat = self.outputs_at(offsets)
-        return float(np.sum(flat * np.concatenate([w.ravel() for w in weights] + [np.zeros(0)])))
-
-    def outputs_at(self, offsets: Sequence[np.ndarray | None]) -> np.ndarray:
-        """All outputs, flattened and joined, with the checked tensors at θ + offset.
-
-        They are copied before θ is restored: an output may be a view of an input.
-        """
-        self.at(offsets)
-        try:
-            outputs = self.evaluate()
-            return np.concatenate(
-                [np.ravel(o._data).astype(np.float64) for o in outputs] + [np.zeros(0)]
-            )
-        finally:
-            self.at([None] * len(self.slots))
-
-    def jvps(self, directions: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        """The outputs' tangents (float64) when each checked tensor carries its direction as
-        its tangent: forward mode's ``J·δ``, output by output (zeros for an output the
-        tangents do not reach)."""
-        with forward_ad.dual_level():
-            for slot, d in zip(self.slots, directions, strict=True):
-                if d is not None:
-                    forward.set_tangent(slot.tensor, np.asarray(d, dtype=slot.work.dtype))
-            outputs = self.evaluate()
-            return [
-                np.zeros(o.shape)
-                if o._tangent is None
-                else np.array(o._tangent, dtype=np.float64).reshape(o.shape)
-                for o in outputs
-            ]
-
-    def gradients(
-        self,
-        outputs: Sequence[Tensor],
-        weights: Sequence[np.ndarray],
-        *,
-        retain_graph: bool = False,
-    ) -> list[np.ndarray]:
-        """The analytic gradient of ``sum(out * W)`` for every checked tensor."""
-        used = [(o, w) for o, w in zip(outputs, weights, strict=True) if o.requires_grad]
-        zeros = [np.zeros(s.base.shape) for s in self.slots]
-        if not used:
-            return zeros
-        grads = _grad(
-            [o for o, _ in used],
-            [s.tensor for s in self.slots],
-            grad_outputs=[Tensor(w.astype(o.dtype)) for o, w in used],
-            retain_graph=retain_graph,
-            allow_unused=True,
-        )
-        result = []
-        for slot, g, zero in zip(self.slots, grads, zeros, strict=True):
-            if g is None:
-                result.append(zero)
-                continue
-            if g.shape != slot.base.shape:
-                raise GradcheckError(
-                    GradcheckReport(
-                        "gradient shape",
-                        slot.name,
-                        slot.base.shape,
-                        f"Analytical gradient has incorrect size: shape {g.shape}, expected "
-                        f"{slot.base.shape}",
-                    )
-                )
-            if self.check_grad_dtypes and g.dtype != slot.work.dtype:
-                raise GradcheckError(
-                    GradcheckReport(
-                        "gradient dtype",
-                        slot.name,
-                        slot.base.shape,
-                        f"Gradient has dtype mismatch: {g.dtype}, expected {slot.work.dtype}",
-                    )
-                )
-            result.append(g._data)
-        return result
-
-
-def _working_copy(array: np.ndarray) -> np.ndarray:
-    """A float64 copy of an input; a non-contiguous input gets a non-contiguous copy (a
-    strided view of a larger buffer), so that ``fn`` sees the layout it was given."""
-    if array.ndim == 0 or array.size == 0 or array.flags.c_contiguous:
-        return array.astype(np.float64, copy=True)
-    return _noncontiguous(array.astype(np.float64))
-
-
-def _named(params: Any) -> list[tuple[str, Tensor]]:
-    if params is None:
-        return []
-    if isinstance(params, Tensor):
-        return [("0", params)]
-    if isinstance(params, Mapping):
-        return [(repr(str(k)), v) for k, v in params.items()]
-    if hasattr(params, "named_parameters"):
-        return [(repr(str(k)), v) for k, v in params.named_parameters()]
-    if hasattr(params, "parameters"):
-        params = params.parameters()
-    return [(str(i), p) for i, p in enumerate(params)]
-
-
-def _weights(rng: np.random.Generator, outputs: Sequence[Tensor]) -> list[np.ndarray]:
-    """Random output weights W, representable in each output's dtype (the upstream gradient
-    of a float32 output is float32: the same W must weigh the finite differences)."""
-    weights = []
-    for o in outputs:
-        w = rng.standard_normal(o.shape)
-        weights.append(w.astype(o.dtype).astype(np.float64) if o.dtype.kind == "f" else w)
-    return weights
-
-
-def _close(analytic: Any, numeric: Any, atol: float, rtol: float) -> Any:
-    return np.isclose(analytic, numeric, rtol=rtol, atol=atol, equal_nan=False)
-
-
-def _worst(
-    analytic: np.ndarray, numeric: np.ndarray, atol: float, rtol: float, reference: str = "numeric"
-) -> list[Entry]:
-    """The entries that exceed the tolerance most, worst first."""
-    excess = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
-    excess = np.where(np.isnan(excess), np.inf, excess)
-    flat = np.argsort(-excess, axis=None, kind="stable")[:_WORST]
-    entries = []
-    for k in flat:
-        if excess.flat[k] <= 0:
-            break
-        index = tuple(int(i) for i in np.unravel_index(k, analytic.shape))
-        entries.append(Entry(index, float(analytic.flat[k]), float(numeric.flat[k]), "", reference))
-    return entries
-
-
-def _fail(report: GradcheckReport, raise_exception: bool) -> bool:
-    if raise_exception:
-        raise GradcheckError(report)
-    return False
 
 
 # --------------------------------------------------------------------------- gradcheck
@@ -723,10 +437,6 @@ def _jacobian_check(
     return None
 
 
-def _output_labels(shapes: Sequence[tuple[int, ...]]) -> list[str]:
-    return [f"output {k}" if len(shapes) > 1 else "the output" for k in range(len(shapes))]
-
-
 def _forward_directional_check(
     problem: _Problem, eps: float, atol: float, rtol: float, seed: int, n_directions: int
 ) -> GradcheckReport | None:
@@ -819,234 +529,6 @@ def _forward_jacobian_check(
                     f"rtol={rtol:g}); the worst entries are indices into {label}",
                     worst=worst,
                 )
-    return None
-
-
-def _zero_grad_output_check(problem: _Problem) -> GradcheckReport | None:
-    """A zero upstream gradient for every output must give exactly zero gradients (PyTorch
-    runs this with every backward check): a backward that ignores its incoming gradient, or
-    turns 0 · inf into NaN, fails here."""
-    outputs = problem.evaluate()
-    zeros = [np.zeros(o.shape) for o in outputs]
-    grads = problem.gradients(outputs, zeros)
-    for slot, g in zip(problem.slots, grads, strict=True):
-        g = np.asarray(g, dtype=np.float64)
-        if np.any(g != 0):
-            return GradcheckReport(
-                "zero grad_output",
-                slot.name,
-                slot.base.shape,
-                "backward not multiplied by grad_output: a zero gradient of every output gives "
-                "a nonzero (or NaN) gradient for this input",
-                worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
-            )
-    return None
-
-
-def _undefined_grad_check(problem: _Problem) -> GradcheckReport | None:
-    """PyTorch's undefined output grads: with several differentiable outputs, backward with
-    no gradient for one of them (zeros for the others) must run and give zero gradients. A
-    custom Function receives zeros for that output, or None after
-    ``ctx.set_materialize_grads(False)``; either way it must not raise or give NaN."""
-    outputs = [o for o in problem.evaluate() if o.requires_grad]
-    if len(outputs) < 2:
-        return None  # one output without a gradient: backward does not run at all
-    for k in range(len(outputs)):
-        kept = [o for j, o in enumerate(outputs) if j != k]
-        label = _output_labels([o.shape for o in outputs])[k]
-        try:
-            grads = problem.gradients(kept, [np.zeros(o.shape) for o in kept], retain_graph=True)
-        except GradcheckError:
-            raise
-        except Exception as exc:
-            raise GradcheckError(
-                GradcheckReport(
-                    "undefined grad",
-                    label,
-                    outputs[k].shape,
-                    "Expected backward function to handle undefined output grads: backward "
-                    f"with no gradient for {label} (zeros for the others) raised "
-                    f"{type(exc).__name__}: {exc}",
-                )
-            ) from exc
-        for slot, g in zip(problem.slots, grads, strict=True):
-            g = np.asarray(g, dtype=np.float64)
-            if np.any(g != 0):
-                return GradcheckReport(
-                    "undefined grad",
-                    slot.name,
-                    slot.base.shape,
-                    "Expected all input grads to be undefined or zero when all output grads "
-                    f"are undefined or zero: with no gradient for {label} and zeros for the "
-                    "other outputs, this input's gradient is nonzero (or NaN)",
-                    worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
-                )
-    return None
-
-
-def _undefined_tangent_check(problem: _Problem, seed: int) -> GradcheckReport | None:
-    """PyTorch's undefined tangents: an input without a tangent must give the outputs the
-    tangents a zero tangent gives (the others carrying random ones); a ``jvp`` that fails on
-    its None tangent fails here."""
-    rng = np.random.default_rng(seed + 3)
-    directions = [rng.standard_normal(s.base.shape) for s in problem.slots]
-    for i, slot in enumerate(problem.slots):
-        zero = [
-            np.zeros(s.base.shape) if j == i else d
-            for j, (s, d) in enumerate(zip(problem.slots, directions, strict=True))
-        ]
-        absent = [None if j == i else d for j, d in enumerate(directions)]
-        expected = problem.jvps(zero)
-        try:
-            got = problem.jvps(absent)
-        except NotImplementedError:
-            raise
-        except Exception as exc:
-            raise GradcheckError(
-                GradcheckReport(
-                    "undefined tangent",
-                    slot.name,
-                    slot.base.shape,
-                    f"forward mode with no tangent for {slot.name} (random ones for the other "
-                    f"inputs) raised {type(exc).__name__}: {exc}",
-                )
-            ) from exc
-        labels = _output_labels([e.shape for e in expected])
-        for label, e, g in zip(labels, expected, got, strict=True):
-            if not np.allclose(g, e, equal_nan=True):
-                return GradcheckReport(
-                    "undefined tangent",
-                    slot.name,
-                    slot.base.shape,
-                    f"Mismatch in tangent values for {label} when {slot.name} has an undefined "
-                    "tangent value: they differ from the tangents a zero tangent gives",
-                    worst=_worst(g, e, 1e-8, 1e-5, reference="zero-tangent"),
-                )
-    return None
-
-
-#: how many upstream gradients (or tangents) the batched checks stack, as PyTorch's
-_BATCH = 2
-
-
-def _input_slots(problem: _Problem) -> list[int]:
-    return [k for k, s in enumerate(problem.slots) if s.position is not None and s.base.size]
-
-
-def _batched_failure(kind: str, where: str, shape: tuple, exc: Exception) -> GradcheckError:
-    what = "VJPs" if kind == "batched grad" else "JVPs"
-    return GradcheckError(
-        GradcheckReport(
-            kind,
-            where,
-            shape,
-            f"While computing batched gradients (vmap of the {what}), got "
-            f"{type(exc).__name__}: {exc}; the vmap of this function does not batch right",
-        )
-    )
-
-
-def _batched_mismatch(
-    kind: str, output: str, slot: _Slot, result: np.ndarray, expected: np.ndarray
-) -> GradcheckReport | None:
-    if np.allclose(result, expected, equal_nan=True):  # PyTorch's torch.allclose defaults
-        return None
-    what = (
-        "VJPs over a batch of output gradients"
-        if kind == "batched grad"
-        else ("JVPs over a batch of tangents")
-    )
-    return GradcheckReport(
-        kind,
-        slot.name,
-        slot.base.shape,
-        f"For {output} and {slot.name}: vmap of the {what} differs from a loop of them "
-        f"(max abs difference {float(np.nanmax(np.abs(result - expected))):.3g}); the worst "
-        "entries are [sample, *index]",
-        worst=_worst(result, expected, 1e-8, 1e-5, reference="loop"),
-    )
-
-
-def _batched_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
-    """PyTorch's ``check_batched_grad``: for each output, ``vmap`` of ``vjp`` over a stack of
-    random upstream gradients equals the VJPs taken one by one."""
-    from tensorgrad.core.functions import stack
-    from tensorgrad.func import vjp, vmap
-
-    slots = _input_slots(problem)
-    if not slots:
-        return None
-    rng = np.random.default_rng(seed + 4)
-    outputs = problem.evaluate()
-    labels = _output_labels([o.shape for o in outputs])
-    for k, out in enumerate(outputs):
-        if not out.requires_grad or out.dtype.kind != "f":
-            continue
-
-        def output_k(*values: Tensor, k: int = k) -> Tensor:
-            return problem.evaluate(dict(zip(slots, values, strict=True)))[k]
-
-        def vjp_of(v: Tensor, output_k: Callable = output_k) -> tuple:
-            return vjp(output_k, *(problem.slots[s].tensor for s in slots))[1](v)
-
-        cotangents = [
-            Tensor(rng.standard_normal(out.shape).astype(out.dtype)) for _ in range(_BATCH)
-        ]
-        expected = [vjp_of(v) for v in cotangents]
-        try:
-            result = vmap(vjp_of)(stack(cotangents))
-        except (RuntimeError, ValueError, TypeError) as exc:
-            raise _batched_failure("batched grad", labels[k], out.shape, exc) from exc
-        for j, s in enumerate(slots):
-            loop = np.stack([np.asarray(e[j]._data, dtype=np.float64) for e in expected])
-            report = _batched_mismatch(
-                "batched grad",
-                labels[k],
-                problem.slots[s],
-                np.asarray(result[j]._data, dtype=np.float64),
-                loop,
-            )
-            if report is not None:
-                return report
-    return None
-
-
-def _batched_forward_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
-    """PyTorch's ``check_batched_forward_grad``: for each input, ``vmap`` of ``jvp`` over a
-    stack of random tangents equals the JVPs taken one by one."""
-    from tensorgrad.core.functions import stack
-    from tensorgrad.func import jvp, vmap
-
-    rng = np.random.default_rng(seed + 5)
-    for s in _input_slots(problem):
-        slot = problem.slots[s]
-
-        def outputs_of(value: Tensor, s: int = s) -> tuple:
-            return tuple(problem.evaluate({s: value}))
-
-        def jvp_of(t: Tensor, slot: _Slot = slot, outputs_of: Callable = outputs_of) -> tuple:
-            return jvp(outputs_of, (slot.tensor,), (t,))[1]
-
-        tangents = [Tensor(rng.standard_normal(slot.base.shape)) for _ in range(_BATCH)]
-        expected = [jvp_of(t) for t in tangents]
-        labels = _output_labels([e.shape for e in expected[0]])
-        try:
-            result = vmap(jvp_of)(stack(tangents))
-        except (RuntimeError, ValueError, TypeError) as exc:
-            if isinstance(exc, NotImplementedError):
-                raise
-            raise _batched_failure("batched forward grad", slot.name, slot.base.shape, exc) from exc
-        for k, label in enumerate(labels):
-            loop = np.stack([np.asarray(e[k]._data, dtype=np.float64) for e in expected])
-            report = _batched_mismatch(
-                "batched forward grad",
-                label,
-                slot,
-                np.asarray(result[k]._data, dtype=np.float64),
-                loop,
-            )
-            if report is not None:
-                return report
     return None
 
 
@@ -1192,15 +674,6 @@ def gradgradcheck(
             if report.input_name == f"input {n_in + k}":
                 report.input_name = f"grad_outputs[{k}]"
         return _fail(report, raise_exception)
-
-
-def _noncontiguous(array: np.ndarray) -> np.ndarray:
-    """``array``'s values in a non-contiguous array (every other element of a buffer)."""
-    if array.ndim == 0 or array.size == 0:
-        return array
-    view = np.empty((*array.shape, 2))[..., 0]
-    view[...] = array
-    return view
 
 
 def gradcheck_module(

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.autograd.finite_differences import (
+from tensorgrad.autograd.check_problem import (
     GradcheckError,
     GradcheckReport,
     _close,
