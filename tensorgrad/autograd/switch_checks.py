@@ -26,16 +26,27 @@ def _zero_grad_output_check(problem: _Problem) -> GradcheckReport | None:
     turns 0 · inf into NaN, fails here."""
     outputs = problem.evaluate()
     zeros = [np.zeros(o.shape) for o in outputs]
-    grads = problem.gradients(outputs, zeros)
+    return _nonzero_gradient(
+        problem,
+        problem.gradients(outputs, zeros),
+        "zero grad_output",
+        "backward not multiplied by grad_output: a zero gradient of every output gives a "
+        "nonzero (or NaN) gradient for this input",
+    )
+
+
+def _nonzero_gradient(
+    problem: _Problem, grads: list, check: str, message: str
+) -> GradcheckReport | None:
+    """The report for the first input whose gradient is not exactly zero (None: all are)."""
     for slot, g in zip(problem.slots, grads, strict=True):
         g = np.asarray(g, dtype=np.float64)
         if np.any(g != 0):
             return GradcheckReport(
-                "zero grad_output",
+                check,
                 slot.name,
                 slot.base.shape,
-                "backward not multiplied by grad_output: a zero gradient of every output gives "
-                "a nonzero (or NaN) gradient for this input",
+                message,
                 worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
             )
     return None
@@ -67,18 +78,16 @@ def _undefined_grad_check(problem: _Problem) -> GradcheckReport | None:
                     f"{type(exc).__name__}: {exc}",
                 )
             ) from exc
-        for slot, g in zip(problem.slots, grads, strict=True):
-            g = np.asarray(g, dtype=np.float64)
-            if np.any(g != 0):
-                return GradcheckReport(
-                    "undefined grad",
-                    slot.name,
-                    slot.base.shape,
-                    "Expected all input grads to be undefined or zero when all output grads "
-                    f"are undefined or zero: with no gradient for {label} and zeros for the "
-                    "other outputs, this input's gradient is nonzero (or NaN)",
-                    worst=_worst(g, np.zeros_like(g), 0.0, 0.0, reference="expected"),
-                )
+        report = _nonzero_gradient(
+            problem,
+            grads,
+            "undefined grad",
+            "Expected all input grads to be undefined or zero when all output grads are "
+            f"undefined or zero: with no gradient for {label} and zeros for the other "
+            "outputs, this input's gradient is nonzero (or NaN)",
+        )
+        if report is not None:
+            return report
     return None
 
 
