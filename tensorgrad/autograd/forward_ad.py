@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorgrad import array_backend, grad_mode, ops
-from tensorgrad.core import engine, forward
+from tensorgrad.core import batching, engine, forward
 from tensorgrad.core.engine import wrap
 from tensorgrad.core.tensor import Tensor
 
@@ -75,6 +75,9 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     _check_level(level, "create a dual Tensor")
     if not isinstance(tensor, Tensor):
         raise TypeError(f"make_dual: expected a Tensor as primal, got {type(tensor).__name__}")
+    levels = batching.levels_of(tensor) + batching.levels_of(tangent)
+    if levels:
+        return _batched_dual(tensor, tangent, tuple(sorted(set(levels))))
     t = tangent._data if isinstance(tangent, Tensor) else array_backend.as_array(tangent)
     if tensor.dtype.kind not in "fc":
         raise ValueError(
@@ -100,6 +103,19 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     forward.set_tangent(dual, tangent)
     if dual._node is not None:  # in a graph too: its node keeps the tangent for the VJPs
         forward.keep_on_node(dual._node, tangent)
+    return dual
+
+
+def _batched_dual(tensor: Tensor, tangent: Any, levels: tuple[int, ...]) -> Tensor:
+    """``make_dual`` inside vmap: the primal and the tangent laid out over the same levels
+    first (a tangent per sample for a shared primal: jacfwd's basis, batched)."""
+    tangent = tangent if isinstance(tangent, Tensor) else wrap(array_backend.as_array(tangent))
+    primal, direction = (batching.lift(x, levels, expand=True) for x in (tensor, tangent))
+    if primal is tensor and primal._requires_grad:  # a view in its graph: a plain copy of the
+        with batching.physical():  # object would be another leaf, and get the gradient instead
+            primal = engine.apply(ops.Reshape(primal._data.shape), primal)
+    dual = batching.batched(make_dual(batching.plain(primal), batching.plain(direction)), levels)
+    forward.set_tangent(dual, dual._tangent)
     return dual
 
 

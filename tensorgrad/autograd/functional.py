@@ -24,6 +24,7 @@ per output element; ``strategy="forward-mode"`` requires it, and ``strict`` refu
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ from tensorgrad import grad_mode
 from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.gradients import grad as _grad
 from tensorgrad.core import forward
-from tensorgrad.core.functions import stack
+from tensorgrad.core.functions import cat, stack
 from tensorgrad.core.tensor import Tensor
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -182,6 +183,52 @@ def _autograd_grad(
         create_graph=create_graph,
         allow_unused=True,
     )
+
+
+def jacobian_rows(outputs: list, inputs: list, chunk_size: int | None, keep: bool) -> list:
+    """For each output and each input, the VJPs of the output's unit cotangents stacked,
+    shape ``(output.numel(), *input.shape)``: ``grad`` with ``is_grads_batched=True`` over
+    that basis, ``chunk_size`` rows at a time, one backward sweep per chunk whose VJPs run
+    as batched ops (PyTorch's ``vectorize=True`` and ``jacrev``). ``keep``: the rows stay
+    in the graph (an outer transform differentiates them)."""
+    sizes = [o.numel() for o in outputs]
+    total = sum(sizes)
+    offsets = np.cumsum([0, *sizes])
+    step = chunk_size or max(total, 1)
+    live = [k for k, o in enumerate(outputs) if o.requires_grad]
+    chunks = []
+    for start in range(0, total, step):
+        stop = min(start + step, total)
+        bases = []
+        for k in live:
+            o, lo, hi = outputs[k], offsets[k], offsets[k + 1]
+            unit = np.zeros((stop - start, hi - lo), o.dtype)  # this chunk's basis rows
+            inside = np.arange(max(start, lo), min(stop, hi))
+            unit[inside - start, inside - lo] = 1
+            bases.append(Tensor(unit.reshape(stop - start, *o.shape)))
+        grads = [None] * len(inputs)
+        if live:
+            grads = _grad(
+                [outputs[k] for k in live],
+                inputs,
+                bases,
+                retain_graph=True,
+                create_graph=keep,
+                allow_unused=True,
+                is_grads_batched=True,
+            )
+        chunks.append(
+            [
+                Tensor(np.zeros((stop - start, *x.shape), x.dtype)) if g is None else g
+                for g, x in zip(grads, inputs, strict=True)
+            ]
+        )
+    if not chunks:
+        return [[Tensor(np.zeros((0, *x.shape), x.dtype)) for x in inputs] for _ in outputs]
+    stacked = [
+        cat([c[j] for c in chunks]) if len(chunks) > 1 else chunks[0][j] for j in range(len(inputs))
+    ]
+    return [[s[lo:hi] for s in stacked] for lo, hi in itertools.pairwise(offsets)]
 
 
 _STAGE_ERRORS = {
@@ -430,19 +477,16 @@ def jacobian(
                 "`vectorize=False`."
             )
         if vectorize and not create_graph:  # one backward sweep vmap-ed over the basis
-            from tensorgrad.func import jacobians
-
-            if jacobians.BATCHED_JACOBIANS:
-                blocks = jacobians.vjp_rows(list(outputs), list(inputs), None, False)
-                result = tuple(
-                    tuple(
-                        b.reshape(tuple(out.shape) + tuple(x.shape))
-                        for b, x in zip(row, inputs, strict=True)
-                    )
-                    for row, out in zip(blocks, outputs, strict=True)
+            blocks = jacobian_rows(list(outputs), list(inputs), None, False)
+            result = tuple(
+                tuple(
+                    b.reshape(tuple(out.shape) + tuple(x.shape))
+                    for b, x in zip(row, inputs, strict=True)
                 )
-                return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
-        jacobian_rows: list[tuple] = []
+                for row, out in zip(blocks, outputs, strict=True)
+            )
+            return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
+        per_output: list[tuple] = []
         for i, out in enumerate(outputs):
             rows: list[list[Tensor]] = [[] for _ in inputs]
             flat = out.reshape(-1)
@@ -466,7 +510,7 @@ def jacobian(
                                 f"input {j}. This is not allowed in strict mode."
                             )
                         row.append(Tensor(np.zeros_like(inp._data)))
-            jacobian_rows.append(
+            per_output.append(
                 tuple(
                     stack(row, 0).reshape(tuple(out.shape) + tuple(inputs[j].shape))
                     if row
@@ -474,7 +518,7 @@ def jacobian(
                     for j, row in enumerate(rows)
                 )
             )
-        result = _grad_postprocess(tuple(jacobian_rows), create_graph)
+        result = _grad_postprocess(tuple(per_output), create_graph)
         return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import array_backend
 from tensorgrad.core import batching, engine, sweep
 
 __all__ = ["backward", "grad"]
@@ -55,9 +56,15 @@ def grad(
     ``.grad`` is left untouched. With ``create_graph=True`` the returned gradients are
     themselves differentiable (for second derivatives and Hessian-vector products).
     PyTorch's signature: ``only_inputs`` is deprecated and ignored (a FutureWarning when
-    False, as PyTorch's; WGAN-GP's gradient penalty passes it); ``is_grads_batched=True``
-    is refused (``tg.func.vmap`` over ``vjp`` batches instead).
+    False, as PyTorch's; WGAN-GP's gradient penalty passes it). With
+    ``is_grads_batched=True`` the first axis of each ``grad_outputs`` tensor is a batch of
+    cotangents, and each result gets that axis in front: a batch of VJPs in one sweep.
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if not only_inputs:
         warnings.warn(
             "only_inputs argument is deprecated and is ignored now (defaults to True). To "
@@ -65,11 +72,6 @@ def grad(
             "torch.autograd.backward.",
             FutureWarning,
             stacklevel=2,
-        )
-    if is_grads_batched:
-        raise NotImplementedError(
-            "grad: is_grads_batched=True is not supported by tensorgrad; use "
-            "tg.func.vmap over tg.func.vjp"
         )
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
@@ -80,10 +82,21 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     allow_unused = materialize_grads if allow_unused is None else allow_unused
+    if is_grads_batched:
+        return _batched_grads(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+        )
     if engine.state.vmapping:  # called by the function vmap runs: on the batch's arrays
         return _grad_in_vmap(
-            outputs, inputs, grad_outputs, create_graph, allow_unused, materialize_grads
-        )
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     return _sweep(
         outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
     )
@@ -123,10 +136,80 @@ def _sweep(
     return tuple(results)
 
 
+def _batched_grads(
+    outputs: list,
+    inputs: list,
+    grad_outputs: list,
+    retain_graph: bool,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> tuple[Any, ...]:
+    """``is_grads_batched=True``: ``grad`` vmap-ed over the first axis of the cotangents,
+    as PyTorch does it. The sweep runs on the graph recorded outside, its VJPs as ops, so
+    each batches by its rule: one sweep for the whole batch (``_grad_in_vmap``)."""
+    sizes = set()
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if g is None:
+            if o.requires_grad:
+                raise RuntimeError(
+                    "grad: with is_grads_batched=True every output that requires grad needs a "
+                    f"batch of gradients in grad_outputs; grad_outputs[{i}] is None"
+                )
+            continue
+        if not isinstance(g, engine.Tensor):
+            g = grad_outputs[i] = engine.wrap(array_backend.as_array(g))
+        if g.ndim == 0 or tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {_size(g.shape[1:])} and "
+                f"output[{i}] has a shape of {_size(o.shape)}. If you only want some tensors "
+                "in `grad_output` to be considered batched, consider using vmap."
+            )
+        sizes.add(g.shape[0])
+    if len(sizes) > 1:
+        raise RuntimeError(
+            "grad: with is_grads_batched=True every grad_output needs the same batch size "
+            f"(its first dimension), got {sorted(sizes)}"
+        )
+    mapped = [k for k, g in enumerate(grad_outputs) if g is not None]
+    if not mapped:  # nothing requires grad: what grad itself says then
+        return grad(outputs, inputs, None, retain_graph, create_graph, allow_unused=allow_unused)
+
+    def one_sample(*cotangents: Any) -> tuple[Any, ...]:
+        seeds = list(grad_outputs)
+        for k, c in zip(mapped, cotangents, strict=True):
+            seeds[k] = c
+        return grad(
+            outputs,
+            inputs,
+            seeds,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+        )
+
+    cotangents = [grad_outputs[k] for k in mapped]
+    results = batching.run_batched(one_sample, cotangents, [0] * len(mapped), sizes.pop(), 0)
+    if materialize_grads:  # as PyTorch's: an unused input's zeros are not batched
+        results = [
+            engine.wrap(x._data * 0) if r is None else r
+            for r, x in zip(results, inputs, strict=True)
+        ]
+    return tuple(results)
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return str(tuple(shape))
+
+
 def _grad_in_vmap(
     outputs: list,
     inputs: list,
     grad_outputs: list,
+    retain_graph: bool,
     create_graph: bool,
     allow_unused: bool,
     materialize_grads: bool,
@@ -172,7 +255,9 @@ def _grad_in_vmap(
         # only the gradients are mapped: the sweep is recorded on tensors (as for
         # create_graph), so that each VJP runs as an op, batched by its rule, the whole batch
         # in one sweep (PyTorch's jacrev, a vjp_fn called inside vmap)
-        results = _sweep(outputs, inputs, grad_outputs, True, True, allow_unused, materialize_grads)
+        results = _sweep(
+            outputs, inputs, grad_outputs, retain_graph, True, allow_unused, materialize_grads
+        )
         return (
             results if create_graph else tuple(None if r is None else r.detach() for r in results)
         )

@@ -5,10 +5,9 @@ gradients (``check_backward_ad``), undefined output gradients and tangents are z
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
+from tensorgrad.autograd import forward_ad
 from tensorgrad.autograd.check_problem import (
     GradcheckError,
     GradcheckReport,
@@ -17,6 +16,9 @@ from tensorgrad.autograd.check_problem import (
     _Slot,
     _worst,
 )
+from tensorgrad.autograd.gradients import grad
+from tensorgrad.core import batching
+from tensorgrad.core.functions import stack
 from tensorgrad.core.tensor import Tensor
 
 
@@ -175,70 +177,68 @@ def _batched_mismatch(
 
 
 def _batched_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
-    """PyTorch's ``check_batched_grad``: for each output, ``vmap`` of ``vjp`` over a stack of
-    random upstream gradients equals the VJPs taken one by one."""
-    from tensorgrad.core.functions import stack
-    from tensorgrad.func import vjp, vmap
-
+    """PyTorch's ``check_batched_grad``: for each output, the VJPs of a stack of random
+    upstream gradients at once (``grad(..., is_grads_batched=True)``, vmap of the sweep)
+    equal the VJPs taken one by one."""
     slots = _input_slots(problem)
     if not slots:
         return None
     rng = np.random.default_rng(seed + 4)
     outputs = problem.evaluate()
+    inputs = [problem.slots[s].tensor for s in slots]
     labels = _output_labels([o.shape for o in outputs])
     for k, out in enumerate(outputs):
         if not out.requires_grad or out.dtype.kind != "f":
             continue
-
-        def output_k(*values: Tensor, k: int = k) -> Tensor:
-            return problem.evaluate(dict(zip(slots, values, strict=True)))[k]
-
-        def vjp_of(v: Tensor, output_k: Callable = output_k) -> tuple:
-            return vjp(output_k, *(problem.slots[s].tensor for s in slots))[1](v)
-
         cotangents = [
             Tensor(rng.standard_normal(out.shape).astype(out.dtype)) for _ in range(_BATCH)
         ]
-        expected = [vjp_of(v) for v in cotangents]
+        expected = [_vjps(out, inputs, v, batched=False) for v in cotangents]
         try:
-            result = vmap(vjp_of)(stack(cotangents))
+            result = _vjps(out, inputs, stack(cotangents), batched=True)
         except (RuntimeError, ValueError, TypeError) as exc:
             raise _batched_failure("batched grad", labels[k], out.shape, exc) from exc
         for j, s in enumerate(slots):
-            loop = np.stack([np.asarray(e[j]._data, dtype=np.float64) for e in expected])
-            report = _batched_mismatch(
-                "batched grad",
-                labels[k],
-                problem.slots[s],
-                np.asarray(result[j]._data, dtype=np.float64),
-                loop,
-            )
+            loop = np.stack([e[j] for e in expected])
+            report = _batched_mismatch("batched grad", labels[k], problem.slots[s], result[j], loop)
             if report is not None:
                 return report
     return None
 
 
-def _batched_forward_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
-    """PyTorch's ``check_batched_forward_grad``: for each input, ``vmap`` of ``jvp`` over a
-    stack of random tangents equals the JVPs taken one by one."""
-    from tensorgrad.core.functions import stack
-    from tensorgrad.func import jvp, vmap
+def _vjps(out: Tensor, inputs: list, cotangent: Tensor, batched: bool) -> list[np.ndarray]:
+    """The VJPs of ``cotangent`` (a stack of them, when ``batched``), zeros for an input
+    ``out`` does not depend on, in float64."""
+    grads = grad(out, inputs, cotangent, retain_graph=True, allow_unused=True,
+                 is_grads_batched=batched)  # fmt: skip
+    lead = tuple(cotangent.shape[:1]) if batched else ()
+    return [
+        np.zeros(lead + tuple(x.shape)) if g is None else np.asarray(g._data, dtype=np.float64)
+        for g, x in zip(grads, inputs, strict=True)
+    ]
 
+
+def _batched_forward_grad_check(problem: _Problem, seed: int) -> GradcheckReport | None:
+    """PyTorch's ``check_batched_forward_grad``: for each input, ``vmap`` of the JVP over a
+    stack of random tangents equals the JVPs taken one by one."""
     rng = np.random.default_rng(seed + 5)
     for s in _input_slots(problem):
         slot = problem.slots[s]
 
-        def outputs_of(value: Tensor, s: int = s) -> tuple:
-            return tuple(problem.evaluate({s: value}))
-
-        def jvp_of(t: Tensor, slot: _Slot = slot, outputs_of: Callable = outputs_of) -> tuple:
-            return jvp(outputs_of, (slot.tensor,), (t,))[1]
+        def jvp_of(tangent: Tensor, s: int = s, slot: _Slot = slot) -> list[Tensor]:
+            with forward_ad.dual_level():
+                outputs = problem.evaluate({s: forward_ad.make_dual(slot.tensor, tangent)})
+                slopes = [forward_ad.unpack_dual(o).tangent for o in outputs]
+                return [  # (the tangent of a batched output holds the batch's array)
+                    batching.like(o, Tensor(np.zeros_like(o._data)) if t is None else t)
+                    for o, t in zip(outputs, slopes, strict=True)
+                ]
 
         tangents = [Tensor(rng.standard_normal(slot.base.shape)) for _ in range(_BATCH)]
         expected = [jvp_of(t) for t in tangents]
         labels = _output_labels([e.shape for e in expected[0]])
         try:
-            result = vmap(jvp_of)(stack(tangents))
+            result = batching.run_batched(jvp_of, [stack(tangents)], [0], _BATCH)
         except (RuntimeError, ValueError, TypeError) as exc:
             if isinstance(exc, NotImplementedError):
                 raise

@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -290,6 +290,33 @@ def map_output(out: Tensor, level: int, out_dim: int | None) -> Tensor:
     order = (*(i for i in range(k) if i != j), *logical[:d], j, *logical[d:])
     moved = out if order == tuple(range(len(order))) else _run(ops.Transpose(order), out)
     return batched(moved, rest)
+
+
+def run_batched(
+    func: Callable[..., Sequence[Any]],
+    inputs: Sequence[Any],
+    in_dims: Sequence[int | None],
+    size: int,
+    out_dims: int | Callable[[int], Sequence[int | None]] | None = 0,
+) -> list:
+    """``func(*inputs)`` once for a batch of ``size`` samples at a new level: each input
+    mapped over its dim (None: shared by every sample), ``func`` returning a flat sequence
+    of outputs, each handed back with its batch axis at its out_dim (``out_dims`` may be a
+    function of the outputs' count). None outputs pass through (an unused input's gradient).
+    What ``tg.func.vmap`` runs, and ``autograd.grad(..., is_grads_batched=True)``."""
+    level = open_level(size)
+    try:
+        picked = [
+            x if d is None else map_input(x, d, level) for x, d in zip(inputs, in_dims, strict=True)
+        ]
+        outputs = list(func(*picked))
+        dims = out_dims(len(outputs)) if callable(out_dims) else [out_dims] * len(outputs)
+        return [
+            None if o is None else map_output(o, level, d)
+            for o, d in zip(outputs, dims, strict=True)
+        ]
+    finally:
+        close_level(level)
 
 
 def expand_to_levels(x: Tensor) -> Tensor:

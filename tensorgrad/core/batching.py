@@ -62,6 +62,7 @@ from tensorgrad.core.batched_tensors import (  # noqa: F401 - the room's names, 
     physical,
     physical_cotangent,
     plain,
+    run_batched,
     state,
 )
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad import ops
 from tensorgrad.autograd import forward_ad
-from tensorgrad.core import batching, engine, forward
+from tensorgrad.core import batching, forward
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
@@ -62,7 +61,7 @@ def jvp(
     # tangents; otherwise what the function's own transforms recorded inside stays inside
     keep = any(x._requires_grad for x in (*p_leaves, *t_leaves))
     with forward_ad.dual_level():
-        duals = [_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
         result = func(*tree_unflatten(duals, p_spec))
         output, aux = _split_aux(result, has_aux, "jvp")
         out_leaves, out_spec = _tensors(output, "jvp", "the outputs of f")
@@ -106,22 +105,6 @@ def _jvp_by_double_vjp(func: Callable, primals: tuple, t_leaves: list, has_aux: 
         jvps = _grads([total], seeds, [np.ones(total.shape, total.dtype)], True)
     outs = (output, tree_unflatten(jvps, out_spec))
     return (*outs, result[2]) if has_aux else outs
-
-
-def _dual(primal: Tensor, tangent: Tensor) -> Tensor:
-    """``make_dual``; inside vmap, the primal and the tangent laid out over the same levels
-    first (a tangent per sample for a shared primal: jacfwd's basis, batched)."""
-    levels = batching.levels_of(primal) + batching.levels_of(tangent)
-    if not levels:
-        return forward_ad.make_dual(primal, tangent)
-    levels = tuple(sorted(set(levels)))
-    p, t = (batching.lift(x, levels, expand=True) for x in (primal, tangent))
-    if p is primal and p._requires_grad:  # a view in its graph: a plain copy of the object
-        with batching.physical():  # would be another leaf, and get the gradient instead
-            p = engine.apply(ops.Reshape(p._data.shape), p)
-    dual = batching.batched(forward_ad.make_dual(batching.plain(p), batching.plain(t)), levels)
-    forward.set_tangent(dual, dual._tangent)
-    return dual
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:

@@ -4,15 +4,14 @@ input element, batched by vmap) and ``hessian`` (forward over reverse)."""
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from tensorgrad import autograd
+from tensorgrad.autograd.functional import jacobian_rows
 from tensorgrad.core import batching
-from tensorgrad.core.functions import cat, stack
+from tensorgrad.core.functions import stack
 from tensorgrad.core.pytree import tree_flatten, tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
@@ -20,7 +19,6 @@ from tensorgrad.func.common import (
     _check_randomness,
     _grads,
     _replace,
-    _result,
     _split_aux,
     _tensors,
     _vjp_core,
@@ -73,7 +71,7 @@ def jacrev(
         # which the sweep on tensors would take for one sample's) and where an outer
         # transform differentiates the Jacobian again (its graph then holds no batched ops)
         if BATCHED_JACOBIANS and not batching.state.levels and not keep:
-            rows = vjp_rows(out_leaves, inputs, chunk_size, keep)
+            rows = jacobian_rows(out_leaves, inputs, chunk_size, keep)
         per_output = []
         for k, o in enumerate(out_leaves):
             if rows is not None:
@@ -108,51 +106,6 @@ def _rows_one_by_one(out_leaves: list, o: Tensor, inputs: list, keep: bool) -> l
         _assemble([r[j] for r in rows], tuple(o.shape), tuple(x.shape), True)
         for j, x in enumerate(inputs)
     ]
-
-
-def vjp_rows(outputs: list, inputs: list, chunk_size: int | None, keep: bool) -> list:
-    """For each output and each input, the VJPs of the output's unit cotangents stacked,
-    shape ``(output.numel(), *input.shape)``: a backward sweep recorded on tensors (as for
-    ``create_graph``) runs its VJPs as ops, so under vmap each batches by its rule and one
-    sweep carries the whole basis (PyTorch's ``jacrev``). ``keep``: stay in the graph."""
-    sizes = [o.numel() for o in outputs]
-    total = sum(sizes)
-    offsets = np.cumsum([0, *sizes])
-    step = chunk_size or max(total, 1)
-
-    def rows(*cotangents: Tensor) -> tuple:
-        live = [(o, c) for o, c in zip(outputs, cotangents, strict=True) if o.requires_grad]
-        grads = [None] * len(inputs)
-        if live:
-            grads = autograd.grad(
-                [o for o, _ in live],
-                inputs,
-                [c for _, c in live],
-                retain_graph=True,
-                create_graph=True,
-                allow_unused=True,
-            )
-        return tuple(
-            Tensor(np.zeros(x.shape, x.dtype)) if g is None else g
-            for g, x in zip(grads, inputs, strict=True)
-        )
-
-    chunks = []
-    for start in range(0, total, step):
-        stop = min(start + step, total)
-        bases = []
-        for o, lo, hi in zip(outputs, offsets[:-1], offsets[1:], strict=True):
-            unit = np.zeros((stop - start, hi - lo), o.dtype)  # the basis rows of this chunk
-            inside = np.arange(max(start, lo), min(stop, hi))
-            unit[inside - start, inside - lo] = 1
-            bases.append(Tensor(unit.reshape(stop - start, *o.shape)))
-        chunks.append(vmap(rows)(*bases))
-    if not chunks:
-        return [[Tensor(np.zeros((0, *x.shape), x.dtype)) for x in inputs] for _ in outputs]
-    stacked = [
-        cat([c[j] for c in chunks]) if len(chunks) > 1 else chunks[0][j] for j in range(len(inputs))
-    ]
-    return [[_result(s[lo:hi], keep) for s in stacked] for lo, hi in itertools.pairwise(offsets)]
 
 
 #: jacfwd's columns as one vmap-ed JVP over all the basis directions of an input (one

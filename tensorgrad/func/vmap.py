@@ -144,21 +144,18 @@ def _only_tensors(outputs: list) -> None:
 
 def _vmap_batched(func, leaves, spec, dims, batch, out_dims, randomness, kwargs) -> Any:
     """One call of ``func`` on batched inputs (see ``core.batching``)."""
-    level = batching.open_level(batch)
-    try:
-        picked = [
-            leaf if d is None else batching.map_input(leaf, d, level)
-            for leaf, d in zip(leaves, dims, strict=True)
-        ]
+    structure = []
+
+    def flat_call(*picked: Any) -> list:
         with _random_guard(randomness):
-            result = func(*tree_unflatten(picked, spec), **kwargs)
+            result = func(*tree_unflatten(list(picked), spec), **kwargs)
         out_leaves, out_spec = tree_flatten(result)
         _only_tensors(out_leaves)
-        odims = _out_dims(out_dims, len(out_leaves))
-        outs = [batching.map_output(o, level, d) for o, d in zip(out_leaves, odims, strict=True)]
-    finally:
-        batching.close_level(level)
-    return tree_unflatten(outs, out_spec)
+        structure.append(out_spec)
+        return out_leaves
+
+    outs = batching.run_batched(flat_call, leaves, dims, batch, lambda n: _out_dims(out_dims, n))
+    return tree_unflatten(outs, structure[0])
 
 
 def _vmap_by_loop(func, leaves, spec, dims, batch, out_dims, randomness, kwargs) -> Any:

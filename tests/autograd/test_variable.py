@@ -36,8 +36,6 @@ def test_grad_takes_pytorchs_deprecated_only_inputs():
     np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
     with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
         tg.autograd.grad((x**2).sum(), x, only_inputs=False)
-    with pytest.raises(NotImplementedError, match="is_grads_batched"):
-        tg.autograd.grad((x**2).sum(), x, is_grads_batched=True)
 
 
 def test_variable_and_only_inputs_agree_with_pytorch():
