@@ -128,6 +128,19 @@ def _grads(outputs: list, inputs: list, cotangents: list, keep: bool) -> list:
     ]
 
 
+def _grads_by_argument(
+    outputs: list, flats: list, specs: list, cotangents: list, keep: bool
+) -> tuple:
+    """The VJP for each differentiated argument (its tree of tensors), from one backward
+    sweep over all their leaves: a sweep per argument would walk the graph once each."""
+    leaves = [x for flat in flats for x in flat]
+    grads = iter(_grads(outputs, leaves, cotangents, keep))
+    return tuple(
+        tree_unflatten([next(grads) for _ in flat], spec)
+        for flat, spec in zip(flats, specs, strict=True)
+    )
+
+
 def _check_randomness(randomness: str, api: str) -> None:
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(

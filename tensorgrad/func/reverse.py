@@ -12,7 +12,7 @@ from tensorgrad.core.pytree import tree_unflatten
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.func.common import (
     _argnums,
-    _grads,
+    _grads_by_argument,
     _result,
     _tensors,
     _vjp_core,
@@ -44,11 +44,8 @@ def grad_and_value(
                 "APIs instead?"
             )
         ones = np.ones(output.shape, output.dtype)
-        grads = [
-            tree_unflatten(_grads([output], flat, [ones], keep), spec)
-            for flat, spec in zip(flats, specs, strict=True)
-        ]
-        gradient = grads[0] if isinstance(argnums, int) else tuple(grads)
+        grads = _grads_by_argument([output], flats, specs, [ones], keep)
+        gradient = grads[0] if isinstance(argnums, int) else grads
         value = _result(output, keep)
         return (gradient, (value, aux)) if has_aux else (gradient, value)
 
@@ -90,10 +87,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         # Jᵀ·u is differentiable in u too (vjp of vjp): recorded when a cotangent requires grad
         recorded = keep or any(c._requires_grad for c in leaves)
         arrays = [c if recorded else c._data for c in leaves]
-        return tuple(
-            tree_unflatten(_grads(out_leaves, flat, arrays, recorded), s)
-            for flat, s in zip(flats, specs, strict=True)
-        )
+        return _grads_by_argument(out_leaves, flats, specs, arrays, recorded)
 
     result = tree_unflatten([_result(o, keep) for o in out_leaves], out_spec)
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)

@@ -227,3 +227,34 @@ def test_jacfwd_batched_over_directions_or_one_jvp_each(monkeypatch, batched):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
     h = func.hessian(lambda x: (x.sin() * x[0]).sum())(tg.tensor(X))
     np.testing.assert_allclose(h.numpy(), h.numpy().T, atol=1e-12)
+
+
+def test_grad_over_several_argnums_walks_the_graph_once():
+    """``argnums=(0, 1, 2)`` and ``vjp_fn`` of three primals share one backward sweep (a
+    sweep per argument would run every shared node's backward once per argument)."""
+    calls = []
+
+    class Counted(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(1)
+            return g * 2
+
+    def f(a, b, c):
+        return Counted.apply(a * b + c).sum()
+
+    a, b, c = (tg.tensor(np.array(v)) for v in ([1.0, 2.0], [3.0, -1.0], [0.5, 0.5]))
+    ga, gb, gc = func.grad(f, argnums=(0, 1, 2))(a, b, c)
+    assert len(calls) == 1
+    np.testing.assert_allclose(ga.numpy(), 2 * b.numpy())
+    np.testing.assert_allclose(gb.numpy(), 2 * a.numpy())
+    np.testing.assert_allclose(gc.numpy(), [2.0, 2.0])
+    calls.clear()
+    _, vjp_fn = func.vjp(f, a, b, c)
+    grads = vjp_fn(tg.tensor(np.array(1.0)))
+    assert len(calls) == 1
+    np.testing.assert_allclose(grads[1].numpy(), 2 * a.numpy())
