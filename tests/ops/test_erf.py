@@ -124,9 +124,10 @@ def test_gelu_agrees_with_torch():
     x = np.concatenate([wide_range(), np.array([-np.inf, -1e30, 1e30, np.inf], np.float32)])
     ours = tg.nn.functional.gelu(tg.tensor(x)).numpy()
     theirs = torch.nn.functional.gelu(torch.from_numpy(x)).numpy()
-    # PyTorch's vectorized float32 kernel gives NaN at +inf (its scalar path, one element,
-    # inf): a difference (docs/porting.md); ours is inf, the limit, there
-    assert ours[-1] == np.inf and np.isnan(theirs[-1])
+    # ours is inf, the limit, at +inf; some of PyTorch's vectorized float32 kernels (which one
+    # runs depends on the build and the CPU) give NaN there, its scalar path inf: a difference
+    # (docs/porting.md)
+    assert ours[-1] == np.inf and (theirs[-1] == np.inf or np.isnan(theirs[-1]))
     assert torch.nn.functional.gelu(torch.tensor([np.inf])).item() == np.inf
     # PyTorch's kernel rounds Φ to 0 from x ≈ -5.3 on, where GELU is still -3e-7; both
     # compute Φ to an absolute error (ours 2.2e-7, PyTorch's about 1.1e-7), which x·Φ(x)
