@@ -1,5 +1,5 @@
-"""Activation functions: sigmoid, ReLU and its leaky form, GELU, SiLU, softplus, ELU, softmax and
-log-softmax."""
+"""Activation functions: sigmoid, ReLU and its leaky and parametric forms, GELU, SiLU,
+softplus, ELU, softmax and log-softmax."""
 
 from __future__ import annotations
 
@@ -10,7 +10,16 @@ import numpy as np
 
 from tensorgrad import _jit
 from tensorgrad.ops import elementwise
-from tensorgrad.ops.base import Op, call, normalize_axis, reduction_axes, shape_of
+from tensorgrad.ops.base import (
+    Op,
+    add_tangents,
+    call,
+    constant,
+    normalize_axis,
+    reduction_axes,
+    shape_of,
+    sum_to,
+)
 from tensorgrad.ops.elementwise import Erf
 
 
@@ -72,6 +81,34 @@ class LeakyRelu(Op):
 
     def jvp(self, tangents, out, x):
         return np.where(x > 0, tangents[0], tangents[0] * self.negative_slope)
+
+
+class Prelu(Op):
+    """PyTorch's ``prelu``: ``x`` where ``x > 0``, else ``weight · x`` (``weight`` broadcast
+    against ``x``). One op rather than a ``where`` of a product, so that an infinite weight
+    sends no ``inf · 0 = NaN`` into the gradient of the positive side."""
+
+    name = "prelu"
+    batching = "elementwise"
+
+    def forward(self, x, weight):
+        return np.where(x > 0, x, weight * x)
+
+    def backward(self, grad, out, x, weight):
+        needs_x, needs_weight = self.needs_input_grad
+        positive = constant(x) > 0
+        dx = np.where(positive, grad, grad * weight) if needs_x else None
+        dw = sum_to(np.where(positive, 0, grad * x), shape_of(weight)) if needs_weight else None
+        return dx, dw
+
+    def jvp(self, tangents, out, x, weight):
+        dx, dw = tangents
+        negative_side = add_tangents(
+            None if dx is None else dx * weight, None if dw is None else dw * x
+        )
+        if negative_side is None:
+            return None
+        return np.where(constant(x) > 0, 0 if dx is None else dx, negative_side)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import DtypeError
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, call, linear_jvp, normalize_axis, replay, shape_of, sum_to
 
@@ -249,8 +250,8 @@ def _check_index(name: str, x: Any, axis: int, index: np.ndarray) -> None:
     """``index`` (already at least 1-D) against ``x``'s shape (a 0-d input counts as (1,))."""
     shape = shape_of(x) or (1,)
     if index.dtype.kind not in "iu":
-        raise TypeError(f"{name}: index must be an integer tensor, got {index.dtype}")
-    if index.ndim != len(shape):
+        raise DtypeError(f"{name}: index must be an integer tensor, got {index.dtype}")
+    if index.ndim != len(shape) and index.size:  # an empty one of any rank: PyTorch's
         raise RuntimeError(
             f"{name}: index has {index.ndim} dimensions, the input {len(shape)} (they must match)"
         )
@@ -281,6 +282,8 @@ class Gather(Op):
         self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
         index = _at_least_1d(self.index)
         _check_index(self.name, x, self.axis, index)
+        if not index.size:
+            return np.zeros(self.index.shape, dtype=np.asarray(x).dtype)
         return _at_least_1d(x)[_full_index(index, self.axis)].reshape(self.index.shape)
 
     def backward(self, grad, out, x):
@@ -306,6 +309,8 @@ class ScatterAdd(Op):
         self.axis = normalize_axis(self.axis, max(len(shape_of(x)), 1), self.name)
         index, src = _at_least_1d(self.index), _at_least_1d(src)
         _check_index(self.name, x, self.axis, index)
+        if not index.size:  # adds nothing, whatever the ranks (PyTorch's)
+            return np.array(x, copy=True)
         if any(i > n for i, n in zip(index.shape, shape_of(src))):
             raise RuntimeError(
                 f"{self.name}: index of shape {self.index.shape} is larger than src of shape "

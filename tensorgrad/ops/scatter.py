@@ -25,6 +25,9 @@ def scatter_positions(
     axis = normalize_axis(axis, max(len(shape), 1), name)
     index = index.reshape(1) if not index.ndim else index
     _check_index(name, np.empty(shape or (1,), dtype=np.bool_), axis, index)
+    if not index.size and index.ndim != max(len(shape), 1):  # an empty index of another
+        # rank addresses nothing, whatever the source (PyTorch's)
+        return axis, tuple(np.zeros(0, np.intp) for _ in range(max(len(shape), 1)))
     if src_shape is not None:
         src_shape = tuple(src_shape) or (1,)
         if len(src_shape) != index.ndim or any(i > n for i, n in zip(index.shape, src_shape)):

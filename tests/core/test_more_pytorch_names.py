@@ -781,6 +781,30 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
         lambda lib: lib.tensor(M).masked_scatter(lib.tensor(M), lib.tensor(M)),
     ),
     ("take_out_of_range", lambda lib: lib.tensor(M).take(lib.tensor([12]))),
+    ("take_float_index", lambda lib: lib.tensor(M).take(lib.tensor([0.5]))),
+    ("take_int32_index", lambda lib: lib.tensor(M).take(lib.tensor([0], dtype=lib.int32))),
+    (
+        "index_copy_count",
+        lambda lib: lib.tensor(M).index_copy(0, lib.tensor([0]), lib.tensor(M)),
+    ),
+    (
+        "index_copy_rank",
+        lambda lib: lib.tensor(M).index_copy(0, lib.tensor([0]), lib.tensor(M[0])),
+    ),
+    (
+        "index_copy_slices",
+        lambda lib: lib.tensor(M).index_copy(0, lib.tensor([0]), lib.tensor(M[:, :2])),
+    ),
+    ("cumprod__of_bools", lambda lib: lib.tensor([True, False]).cumprod_(0)),
+    ("cumsum__of_bools", lambda lib: lib.tensor([True, False]).cumsum_(0)),
+    (
+        "local_response_norm_int8",
+        lambda lib: lib.nn.functional.local_response_norm(lib.ones(1, 2, 3, dtype=lib.int8), 2),
+    ),
+    (
+        "lp_pool2d_int32_integer_power",
+        lambda lib: lib.nn.functional.lp_pool2d(lib.ones(1, 2, 2, 2, dtype=lib.int32), 2, 2),
+    ),
     ("take_along_dim_ndim", lambda lib: lib.tensor(M).take_along_dim(lib.tensor([0]), 1)),
     ("movedim_repeated", lambda lib: lib.tensor(A).movedim((0, 0), (1, 2))),
     ("movedim_lengths", lambda lib: lib.tensor(A).movedim((0, 1), (1,))),

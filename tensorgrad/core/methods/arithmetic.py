@@ -6,7 +6,6 @@ and ``rounded_division`` are also what the Tensor's ``%`` and ``//`` call."""
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -144,9 +143,15 @@ class ArithmeticMethods:
         return ((x - shift).exp() + (y - shift).exp()).log() + shift
 
     @_broadcasting("logaddexp2")
+    @engine.reads_values
     def logaddexp2(self, other: Any) -> Any:
+        """``log2(2^x + 2^y)``, in the promoted dtype (a float32 operand scaled by ln 2 on
+        its own would round first), shifted by the larger operand as :meth:`logaddexp`."""
         floating_kernel("logaddexp2", self, other)
-        return (self * math.log(2)).logaddexp(other * math.log(2)) * (1 / math.log(2))
+        x, y = _float_operands(self, other)
+        shift = np.maximum(_raw(x), _raw(y))
+        shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
+        return ((x - shift).exp2() + (y - shift).exp2()).log2() + shift
 
     @_broadcasting("xlogy")
     @engine.reads_values

@@ -69,7 +69,7 @@ class CompositionMethods:
     sign_, square_, rsqrt_ = _copy_back("sign"), _copy_back("square"), _copy_back("rsqrt")
     reciprocal_, expm1_ = _copy_back("reciprocal"), _copy_back("expm1")
     log10_, log1p_, log2_ = _copy_back("log10"), _copy_back("log1p"), _copy_back("log2")
-    polygamma_, cumsum_ = _copy_back("polygamma"), _copy_back("cumsum")
+    polygamma_ = _copy_back("polygamma")
     tril_, triu_ = _copy_back("tril"), _copy_back("triu")
     clamp_min_, clamp_max_ = _copy_back("clamp_min"), _copy_back("clamp_max")
     logical_and_, logical_or_ = _copy_back("logical_and"), _copy_back("logical_or")

@@ -247,6 +247,10 @@ class IndexingMethods:
         """The elements of the flattened tensor at ``index`` (any shape; negative counts from
         the end), in ``index``'s shape."""
         indices = _index_array(index, "take")
+        if indices.dtype != np.int64:  # PyTorch's take has an int64 kernel only
+            raise array_backend.DtypeError(
+                f"take(): Expected a long tensor for index, but got {indices.dtype}"
+            )
         size = self.numel()
         if indices.size and (indices.min() < -size or indices.max() >= size):
             bad = int(indices.max() if indices.max() >= size else indices.min())
@@ -353,9 +357,12 @@ def _raw_part(part: Any) -> Any:
 
 
 def _index_array(index: Any, name: str) -> np.ndarray:
+    """An integer index's array; another dtype raises ``DtypeError`` (PyTorch's RuntimeError
+    and a TypeError; PyTorch's IndexError for ``index_fill``)."""
     array = index._data if isinstance(index, engine.Tensor) else np.asarray(index)
     if array.dtype.kind not in "iu":
-        raise TypeError(f"{name}: index must be an integer tensor, got {array.dtype}")
+        error = IndexError if name == "index_fill" else array_backend.DtypeError
+        raise error(f"{name}: index must be an integer tensor, got {array.dtype}")
     return array
 
 
@@ -413,7 +420,16 @@ def _along(x: Any, dim: int, index: Any, source: Any, name: str) -> tuple[Any, .
         expected[axis] = indices.size
         got = list(source.shape or (1,))
         if got != expected and not (x.ndim == 0 and source.numel() == indices.size == 1):
-            raise RuntimeError(
+            # PyTorch's index_copy raises IndexError for another rank (neither a scalar), or
+            # for another count along dim where the other dimensions match
+            slices_match = len(got) == len(expected) and all(
+                g == e for d, (g, e) in enumerate(zip(got, expected)) if d != axis
+            )
+            error = RuntimeError
+            ranks_differ = len(got) != len(expected) and x.ndim and source.ndim
+            if name == "index_copy" and (ranks_differ or slices_match):
+                error = IndexError
+            raise error(
                 f"{name}(): source of shape {tuple(source.shape)} does not match self of shape "
                 f"{x.shape} with {indices.size} indices along dim {axis}"
             )

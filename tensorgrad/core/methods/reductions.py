@@ -187,7 +187,14 @@ class ReductionMethods:
         x = _accumulated(self) if dtype is None else self.to(dtype)
         return apply(ops.Cumprod(dim), x)
 
+    def cumsum_(self, dim: int, *, dtype: Any = None) -> Any:
+        if self.dtype == np.bool_ and _bool_scan_is_identity(self, "cumsum"):
+            return self
+        return write_back(self, "cumsum_", lambda x: x.cumsum(dim, dtype=dtype))
+
     def cumprod_(self, dim: int, *, dtype: Any = None) -> Any:
+        if self.dtype == np.bool_ and _bool_scan_is_identity(self, "cumprod"):
+            return self
         return write_back(self, "cumprod_", lambda x: x.cumprod(dim, dtype=dtype))
 
     @numpy_names
@@ -345,3 +352,11 @@ def _running_extreme(x: Any, dim: int, extreme: Any, better: Any, name: str) -> 
     indices = np.maximum.accumulate(candidates, axis=axis) if data.size else candidates
     indices = indices.astype(np.int64)
     return ValuesIndices(x.gather(axis, indices), wrap(indices))
+
+
+def _bool_scan_is_identity(x: Any, name: str) -> bool:
+    """An in-place running sum or product of bools: PyTorch returns a 0-d or empty tensor as
+    it is, and has no kernel for the others (its error)."""
+    if x.ndim and x.numel():
+        raise NotImplementedError(f"{name}_: not implemented for 'Bool' (an in-place scan)")
+    return True

@@ -262,7 +262,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             f"{w.numel()} and channel size = {channels}."
         )
     w = w.reshape(-1, *([1] * (x.ndim - 2))) if w.numel() != 1 else w.reshape(())
-    return where(x >= 0, x, w * x)
+    return apply(ops.Prelu(), x, w)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:

@@ -261,6 +261,10 @@ def local_response_norm(
         raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
     if x.numel() == 0:
         return x
+    if x.dtype.kind != "f" and x.dtype != np.int64:  # PyTorch's average pool's kernels
+        raise NotImplementedError(
+            f"local_response_norm: not implemented for {x.dtype} (floating point or int64 only)"
+        )
     channels = x.shape[1]
     squares = (x * x).reshape(x.shape[0], channels, -1)
     before, after = size // 2, (size - 1) // 2
@@ -268,7 +272,10 @@ def local_response_norm(
     window = padded[:, 0:channels]
     for offset in range(1, size):
         window = window + padded[:, offset : offset + channels]
-    div = (window * (alpha / size) + k) ** beta
+    if x.dtype.kind == "f":
+        div = (window * (alpha / size) + k) ** beta
+    else:  # PyTorch's integer average pool: the window's mean rounded down, then alpha
+        div = ((window // size) * alpha + k) ** beta
     return x / div.reshape(x.shape)
 
 

@@ -217,6 +217,14 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return out
 
 
+def _power(norm_type: Any) -> int | float:
+    """The lp pools' ``p`` as given: an integer power keeps an integer input's dtype, so the
+    average pool then accepts or refuses it as PyTorch's does (int64 yes, int32 no)."""
+    if isinstance(norm_type, bool) or not isinstance(norm_type, int):
+        return float(norm_type)
+    return norm_type
+
+
 def lp_pool2d(
     input: Tensor, norm_type: float, kernel_size: IntPair, stride: Any = None,
     ceil_mode: bool = False,
@@ -224,7 +232,7 @@ def lp_pool2d(
     """``(Σ x^p)^(1/p)`` over each window (PyTorch's formula: an average pool of ``x^p``
     times the window size, then the ``1/p`` power of its positive part)."""
     kernel = int_tuple(kernel_size, 2, "kernel_size", "lp_pool2d")
-    p = float(norm_type)
+    p = _power(norm_type)
     x = tensor_of(input)
     out = avg_pool2d(x**p, kernel, stride, 0, ceil_mode)
     return ((out.sign() * out.abs().relu()) * (kernel[0] * kernel[1])) ** (1.0 / p)
@@ -233,7 +241,7 @@ def lp_pool2d(
 def lp_pool1d(
     input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
 ) -> Tensor:
-    p = float(norm_type)
+    p = _power(norm_type)
     k = _one(kernel_size, "lp_pool1d", "kernel_size")
     out = avg_pool1d(tensor_of(input) ** p, k, stride, 0, ceil_mode)
     return ((out.sign() * out.abs().relu()) * k) ** (1.0 / p)

@@ -109,6 +109,55 @@ register(
 )
 
 
+def _prelu_samples(rng: np.random.Generator) -> list[Sample]:
+    """An input away from the kink with one slope (0-d weight) or one per channel (dim 1)."""
+    cases = [
+        ("images", (2, 3, 4, 2), (3,), "CC"),
+        ("matrix", (2, 3), (3,), "CC"),
+        ("one_slope", (2, 5), (), "CC"),
+        ("0d", (), (), "CC"),
+        ("size1", (2, 1), (1,), "CC"),
+        ("vector", (5,), (1,), "CC"),
+        ("empty", (0, 3), (3,), "CC"),
+        ("transposed", (4, 3), (), "TC"),
+    ]
+    return [
+        Sample((away(rng, sx), uniform(rng, sw, -1, 1)), {}, desc, tuple(layouts))
+        for desc, sx, sw, layouts in cases
+    ]
+
+
+register(
+    OpInfo(
+        "prelu",
+        lambda x, w: tg.nn.functional.prelu(x, w),
+        lambda x, w: (
+            np.where(x > 0, x, w.reshape(-1, *[1] * (x.ndim - 2)) * x)
+            if w.ndim and x.ndim >= 2
+            else np.where(x > 0, x, w * x)
+        ),
+        _prelu_samples,
+        second_order=PIECEWISE_LINEAR,
+        errors=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((3, 1))),
+                RuntimeError,
+                r"^prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2",
+                {},
+                "matrix_weight",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(2)),
+                RuntimeError,
+                r"^Mismatch of parameter numbers and input channel size",
+                {},
+                "channel_count",
+            ),
+        ),
+    )
+)
+
+
 # ---- softmax family ----------------------------------------------------------------------
 def _softmax_samples(rng: np.random.Generator) -> list[Sample]:
     cases = [

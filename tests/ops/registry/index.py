@@ -372,7 +372,7 @@ def _gather_ref(x, dim, index):
 
 
 _INDEX_ERRORS = [  # (description, shape of x, dim, index, error, message after "name: ")
-    ("float_index", (2, 3), 0, np.array([[0.5]]), TypeError,
+    ("float_index", (2, 3), 0, np.array([[0.5]]), tg.DtypeError,
      r"index must be an integer tensor, got float64"),
     ("ndim_mismatch", (2, 3), 0, np.array([0]), RuntimeError,
      r"index has 1 dimensions, the input 2 \(they must match\)"),
