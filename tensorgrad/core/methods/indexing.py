@@ -164,6 +164,8 @@ class IndexingMethods:
         source = engine.as_tensor(source)
         _same_dtypes("index_add", self, source)
         where = _along(self, dim, index, source, "index_add")
+        if self.dtype.kind in "biu":  # PyTorch casts alpha to an integer self's dtype
+            alpha = _alpha_in(self.dtype, alpha, "index_add")
         scaled = source if alpha == 1 else source * alpha
         if not self.ndim:
             scaled = scaled.reshape(())
@@ -372,6 +374,17 @@ def _scatter_index(index: Any, name: str) -> np.ndarray:
     if array.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {array.dtype}")
     return array
+
+
+def _alpha_in(dtype: np.dtype, alpha: Any, name: str) -> Any:
+    """``alpha`` as a number of an integer or bool ``dtype`` (truncated toward zero), as
+    PyTorch converts it; one out of the dtype's range is PyTorch's RuntimeError."""
+    if dtype == np.bool_:
+        return bool(alpha)
+    value, info = int(alpha), np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise RuntimeError(f"{name}: alpha {alpha} cannot be converted to {dtype} without overflow")
+    return value
 
 
 def _same_dtypes(name: str, x: Any, src: Any) -> None:

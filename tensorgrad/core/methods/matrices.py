@@ -135,6 +135,8 @@ class MatrixMethods:
         None, as ``torch.cross``), the two broadcast."""
         other = engine.as_tensor(other)
         check_same_dtype("cross", ("self", self), ("other", other))
+        if self.dtype == np.bool_:  # PyTorch's kernel has no bool version (its error type)
+            raise NotImplementedError("cross: not implemented for 'Bool'")
         try:
             shape = np.broadcast_shapes(self.shape, other.shape)
         except ValueError as exc:
