@@ -111,6 +111,8 @@ from tensorgrad.ops.trig import (
     Atanh,
     Cosh,
     Hypot,
+    LogAddExp,
+    LogAddExp2,
     Sinh,
 )
 
@@ -169,6 +171,8 @@ __all__ = [
     "LinearChain",
     "Log",
     "Log1p",
+    "LogAddExp",
+    "LogAddExp2",
     "LogCumSumExp",
     "LogSoftmax",
     "LogSumExp",

@@ -243,6 +243,50 @@ class Hypot(Op):
         )
 
 
+class LogAddExp(Op):
+    """``log(exp(x) + exp(y))``, NumPy's (no overflow on the way). Its slopes are PyTorch's
+    ``1 / (1 + exp(y − x))`` and ``1 / (1 + exp(x − y))``: 1 and 0 for ``x = inf`` beside
+    a finite ``y``, where a composition of exp and log meets ``inf / inf``."""
+
+    batching = "elementwise"
+    #: ``log`` of the base (``logaddexp2``'s is ln 2): the slopes' ``exp`` scales by it
+    log_base = 1.0
+
+    def forward(self, x, y):
+        return np.logaddexp(x, y)
+
+    def scalar_forward(self, x, y):
+        c = self.log_base
+        return np.log(np.exp(x * c) + np.exp(y * c)) / c
+
+    def _slopes(self, x, y):
+        c = self.log_base
+        with np.errstate(**_QUIET):
+            return 1 / (1 + np.exp((y - x) * c)), 1 / (1 + np.exp((x - y) * c))
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        sx, sy = self._slopes(x, y)
+        return (
+            sum_to(grad * sx, shape_of(x)) if nx else None,
+            sum_to(grad * sy, shape_of(y)) if ny else None,
+        )
+
+    def jvp(self, tangents, out, x, y):
+        tx, ty = tangents
+        sx, sy = self._slopes(x, y)
+        return add_tangents(None if tx is None else tx * sx, None if ty is None else ty * sy)
+
+
+class LogAddExp2(LogAddExp):
+    """``log2(2^x + 2^y)``, NumPy's; slopes as :class:`LogAddExp`'s, in base 2."""
+
+    log_base = math.log(2)
+
+    def forward(self, x, y):
+        return np.logaddexp2(x, y)
+
+
 class Atan2(Op):
     """The angle of the point (x, y): ``atan2(y, x)``, broadcasting. Its slopes are
     ``x / (x² + y²)`` for y and ``−y / (x² + y²)`` for x, and 0 at the origin (PyTorch's)."""

@@ -133,25 +133,16 @@ class ArithmeticMethods:
         return _float_binary(ops.Hypot, self, other)
 
     @_broadcasting("logaddexp")
-    @engine.reads_values
     def logaddexp(self, other: Any) -> Any:
-        """``log(exp(x) + exp(y))``, shifted by the larger operand so it does not overflow."""
+        """``log(exp(x) + exp(y))``, without overflow on the way."""
         floating_kernel("logaddexp", self, other)
-        x, y = _float_operands(self, other)
-        shift = np.maximum(_raw(x), _raw(y))
-        shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
-        return ((x - shift).exp() + (y - shift).exp()).log() + shift
+        return _float_binary(ops.LogAddExp, self, other)
 
     @_broadcasting("logaddexp2")
-    @engine.reads_values
     def logaddexp2(self, other: Any) -> Any:
-        """``log2(2^x + 2^y)``, in the promoted dtype (a float32 operand scaled by ln 2 on
-        its own would round first), shifted by the larger operand as :meth:`logaddexp`."""
+        """``log2(2^x + 2^y)``, without overflow on the way."""
         floating_kernel("logaddexp2", self, other)
-        x, y = _float_operands(self, other)
-        shift = np.maximum(_raw(x), _raw(y))
-        shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
-        return ((x - shift).exp2() + (y - shift).exp2()).log2() + shift
+        return _float_binary(ops.LogAddExp2, self, other)
 
     @_broadcasting("xlogy")
     @engine.reads_values

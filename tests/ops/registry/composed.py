@@ -139,6 +139,14 @@ register(
 )
 register(
     OpInfo(
+        "logaddexp2",
+        lambda x, y: tg.logaddexp2(x, y),
+        np.logaddexp2,
+        binary_samples(pair(lambda r, s: uniform(r, s, -20, 20), uniform)),
+    )
+)
+register(
+    OpInfo(
         "xlogy",
         lambda x, y: x.xlogy(y),
         lambda x, y: x * np.log(y),
