@@ -483,6 +483,8 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
     recorded_dual = dual and forward.needs_recording(
         (target, *others), forward.tangents_of((target, *others))
     )
+    if op.batching == "elementwise":
+        _check_not_grown(name, target._data.shape, arrays)
     quiet = ieee.enter()
     try:
         op.forward_inplace(target._data, *arrays)
@@ -530,6 +532,20 @@ def apply_inplace(op: ops.Op, target: Any, *others: Any) -> Any:
         if view is not None:
             _write_back(target, view, recorded_dual)
     return target
+
+
+def _check_not_grown(name: str, shape: tuple[int, ...], operands: list) -> None:
+    """An elementwise change in place may broadcast its operands to the target's shape, never
+    the target to a larger one (NumPy would let a 0-d target take a 1-element operand)."""
+    try:
+        broadcast = np.broadcast_shapes(shape, *(np.shape(a) for a in operands))
+    except ValueError:
+        return  # the op's own error names the shapes
+    if broadcast != shape:
+        raise RuntimeError(
+            f"{name}: output with shape {list(shape)} doesn't match the broadcast shape "
+            f"{list(broadcast)}"
+        )
 
 
 #: The version counter of an operand that the in-place change it took part in overwrote

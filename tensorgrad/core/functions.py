@@ -396,6 +396,9 @@ def cdist(
         raise RuntimeError(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
+    for which, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {which} got: {x.dtype}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)

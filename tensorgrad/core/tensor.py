@@ -633,18 +633,23 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
         return apply_inplace(ops.Abs(), self)
 
     def exp_(self) -> Tensor:
+        _float_result_in_place(self, "exp_")
         return apply_inplace(ops.Exp(), self)
 
     def log_(self) -> Tensor:
+        _float_result_in_place(self, "log_")
         return apply_inplace(ops.Log(), self)
 
     def sqrt_(self) -> Tensor:
+        _float_result_in_place(self, "sqrt_")
         return apply_inplace(ops.Sqrt(), self)
 
     def sigmoid_(self) -> Tensor:
+        _float_result_in_place(self, "sigmoid_")
         return apply_inplace(ops.Sigmoid(), self)
 
     def tanh_(self) -> Tensor:
+        _float_result_in_place(self, "tanh_")
         return apply_inplace(ops.Tanh(), self)
 
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
@@ -655,6 +660,14 @@ class Tensor(MathMethods, ShapeMethods, NumpyProtocol):
             value = value.to(self.dtype)
         elif isinstance(value, np.ndarray) and value.dtype != self.dtype:
             value = value.astype(self.dtype)
+        if len(value.shape) > self.ndim:  # NumPy would drop src's leading 1s; PyTorch refuses
+            raise RuntimeError(
+                f"copy_: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(self.shape, value.shape))}"
+                if _broadcasts(self.shape, value.shape)
+                else f"copy_: the size of src {list(value.shape)} must match or broadcast to "
+                f"the tensor's {list(self.shape)}"
+            )
         return apply_inplace(ops.SetItem(Ellipsis), self, value)
 
     def fill_(self, value: Any) -> Tensor:
@@ -794,3 +807,20 @@ def _compare(ufunc: np.ufunc, x: Any, y: Any) -> Any:
         return wrap(ufunc(a, y))
     except (ValueError, TypeError) as exc:
         raise engine.named_error(ufunc.__name__, exc) from exc
+
+
+def _broadcasts(*shapes: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False
+    return True
+
+
+def _float_result_in_place(x: Tensor, name: str) -> None:
+    """A function whose result is floating, in place of an integer or bool tensor: PyTorch's
+    error (its result would have to be cast down), not NumPy's casting error."""
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}: result type Float can't be cast to the desired output type {x.dtype}"
+        )

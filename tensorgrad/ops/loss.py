@@ -242,6 +242,10 @@ class BinaryCrossEntropy(Op):
             raise RuntimeError(
                 "binary_cross_entropy: all elements of input should be between 0 and 1"
             )
+        if not np.all((y >= 0) & (y <= 1)):  # a target too (PyTorch's check, NaN outside)
+            raise RuntimeError(
+                "binary_cross_entropy: all elements of target should be between 0 and 1"
+            )
         with np.errstate(divide="ignore"):
             log_p = np.maximum(np.log(p), -100.0)
             log_q = np.maximum(np.log1p(-p), -100.0)

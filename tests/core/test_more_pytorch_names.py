@@ -782,7 +782,6 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ),
     ("take_out_of_range", lambda lib: lib.tensor(M).take(lib.tensor([12]))),
     ("take_float_index", lambda lib: lib.tensor(M).take(lib.tensor([0.5]))),
-    ("take_int32_index", lambda lib: lib.tensor(M).take(lib.tensor([0], dtype=lib.int32))),
     (
         "index_copy_count",
         lambda lib: lib.tensor(M).index_copy(0, lib.tensor([0]), lib.tensor(M)),

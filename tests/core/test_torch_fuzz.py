@@ -268,6 +268,16 @@ for _abs in ("abs", "abs_", "absolute", "absolute_"):
 DIFFERENCES["interpolate"] = DIFFERENCES["upsample"] = _integral
 
 
+def _narrow_index(args: tuple) -> bool:
+    return any(isinstance(a, np.ndarray) and a.dtype.kind in "iu" and a.dtype != np.int64
+               for a in args)  # fmt: skip
+
+
+# any integer dtype indexes and encodes in tensorgrad (docs/porting.md); PyTorch asks for
+# int64 in places (take's index, one_hot's, nll_loss's target: also uint8)
+DIFFERENCES["take"] = DIFFERENCES["one_hot"] = DIFFERENCES["nll_loss"] = _narrow_index
+
+
 def _no_channels(args: tuple) -> bool:
     return bool(args) and np.ndim(args[0]) >= 2 and np.shape(args[0])[1] == 0
 

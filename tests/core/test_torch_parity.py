@@ -390,12 +390,6 @@ DELIBERATE_ERRORS: list[tuple[str, Callable[..., Any], type, type]] = [
         RuntimeError,
     ),
     (
-        "take_int32_index",
-        lambda lib: lib.tensor(M).take(lib.tensor([0], dtype=lib.int32)),
-        TypeError,
-        RuntimeError,
-    ),
-    (
         "masked_fill_float_mask",
         lambda lib: lib.tensor(M).masked_fill(lib.tensor(M), 1.0),
         TypeError,

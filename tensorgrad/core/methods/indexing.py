@@ -46,6 +46,8 @@ class IndexingMethods:
     @numpy_names
     def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
         """``self`` with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
+        src = engine.as_tensor(src)
+        _same_dtypes("scatter_add", self, src)
         return apply(ops.ScatterAdd(dim, _index_array(index, "scatter_add")), self, src)
 
     @numpy_names
@@ -233,12 +235,21 @@ class IndexingMethods:
         """``self`` with ``values`` at ``self[indices]`` (a tuple of index tensors), or added
         there with ``accumulate=True`` (repeated indices add up)."""
         where = raw_index(tuple(indices))
+        try:  # the index is checked first, as PyTorch checks it
+            picked = np.broadcast_to(np.zeros((), np.bool_), self.shape)[where].shape
+        except IndexError as exc:
+            raise IndexError(f"index_put: {exc}") from exc
+        given = values
         values = engine.as_tensor(values)
         if values.dtype != self.dtype:
+            if isinstance(given, (engine.Tensor, np.ndarray)):  # a number is cast: no dtype
+                raise RuntimeError(
+                    "index_put: Index put requires the source and destination dtypes match, "
+                    f"got {self.dtype} for the destination and {values.dtype} for the source."
+                )
             values = values.to(self.dtype)
         if not accumulate:
             return apply(ops.SetItem(where), self, values)
-        picked = np.broadcast_to(np.zeros((), np.bool_), self.shape)[where].shape
         values = values if values.shape == picked else values.expand(picked)
         return self + apply(ops.IndexAdd(self.shape, where), values)
 
@@ -249,10 +260,6 @@ class IndexingMethods:
         """The elements of the flattened tensor at ``index`` (any shape; negative counts from
         the end), in ``index``'s shape."""
         indices = _index_array(index, "take")
-        if indices.dtype != np.int64:  # PyTorch's take has an int64 kernel only
-            raise array_backend.DtypeError(
-                f"take(): Expected a long tensor for index, but got {indices.dtype}"
-            )
         size = self.numel()
         if indices.size and (indices.min() < -size or indices.max() >= size):
             bad = int(indices.max() if indices.max() >= size else indices.min())

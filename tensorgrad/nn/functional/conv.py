@@ -158,6 +158,10 @@ def _conv_transpose(
             f"{op}: weight must be {d + 2}-D (in_channels, out_channels/groups, kernel...), "
             f"got shape {weight.shape}"
         )
+    if weight.numel() == 0:
+        raise ShapeError(
+            f"{op}: non-empty {d + 2}D weight tensor expected, but got: {list(weight.shape)}"
+        )
     check_conv_dtypes(op, x, weight, bias, transposed=True)
     if bias is not None:  # PyTorch adds it to the output in place
         bias = added_in_place(op, x, bias)
@@ -234,6 +238,11 @@ def unfold(
     """im2col: every kernel-sized block of (N, C, H, W) input as a column of the
     (N, C·kH·kW, L) result (an unbatched (C, H, W) input gives (C·kH·kW, L))."""
     x, added = batched(tensor_of(input), 4, "unfold", "(N, C, H, W)")
+    if 0 in x.shape[1:]:
+        raise ShapeError(
+            "unfold: Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+            f"non-zero dimensions for input, but got: {list(tensor_of(input).shape)}"
+        )
     out = apply(Unfold(**_window_args("unfold", kernel_size, dilation, padding, stride)), x)
     return unbatched(out, added)
 

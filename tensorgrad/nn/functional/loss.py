@@ -84,6 +84,14 @@ def _target_like(target: Any, input: Tensor) -> Any:
     return target if isinstance(target, Tensor) else array_backend.as_array(target, input.dtype)
 
 
+def _bools_as_numbers(target: Any, input: Tensor) -> Any:
+    """A bool target in the input's dtype: PyTorch's mse, smooth L1 and Huber kernels promote
+    it (its ``l1_loss`` and the ``-`` operator refuse bools)."""
+    if isinstance(target, Tensor) and target.dtype == np.bool_:
+        return target.to(input.dtype)
+    return target
+
+
 def _same_shape(input: Tensor, target: Any, name: str) -> None:
     """Elementwise losses refuse a target of another shape (a silent broadcast of (N, 1)
     against (N,) is a classic bug; PyTorch only warns)."""
@@ -421,6 +429,11 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"{name}: target size {target_shape} must be the same as input size {input.shape}"
         )
+    if isinstance(target, Tensor) and target.dtype == np.bool_:  # PyTorch's error: 1 − target
+        raise RuntimeError(
+            f"{name}: Subtraction, the `-` operator, with two bool tensors is not supported "
+            "(a bool target: convert it with .float())"
+        )
     target = _target_like(target, input)
     if pos_weight is None:
         losses = apply(ops.BinaryCrossEntropyWithLogits(), input, target)
@@ -450,7 +463,7 @@ def mse_loss(
     input = _tensor(input)
     floating_kernel("mse_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "mse_loss")
-    diff = input - _target_like(target, input)
+    diff = input - _target_like(_bools_as_numbers(target, input), input)
     return _reduce(diff * diff, reduction)
 
 
@@ -487,7 +500,7 @@ def smooth_l1_loss(
     input = _tensor(input)
     floating_kernel("smooth_l1_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "smooth_l1_loss")
-    diff = input - _target_like(target, input)
+    diff = input - _target_like(_bools_as_numbers(target, input), input)
     size = diff.abs()
     if beta == 0:  # the quadratic part is empty (and would divide by zero)
         return _reduce(size, reduction)
@@ -504,7 +517,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     input = _tensor(input)
     floating_kernel("huber_loss", input)  # PyTorch has no integer kernel
     _same_shape(input, target, "huber_loss")
-    diff = input - _target_like(target, input)
+    diff = input - _target_like(_bools_as_numbers(target, input), input)
     size = diff.abs()
     losses = where(size < delta, diff * diff * 0.5, (size - 0.5 * delta) * delta)
     return _reduce(losses, reduction)
@@ -573,5 +586,10 @@ def soft_margin_loss(
             "'target'. This input cannot have requires_grad True."
         )
     _same_shape(input, target, "soft_margin_loss")
+    if input.dtype.kind in "iu":  # PyTorch's kernel writes its float loss into input's dtype
+        raise RuntimeError(
+            f"soft_margin_loss: result type Float can't be cast to the desired output type "
+            f"{input.dtype} (an integer input: convert it with .float())"
+        )
     margin = -(input * _target_like(target, input))
     return _reduce(apply(ops.Softplus(1.0, math.inf), margin), reduction)  # no overflow

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, wrap
 from tensorgrad.core.methods.common import floating_kernel, no_bool_kernel
@@ -188,6 +189,11 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     goes to the first maximum of each window (a gather at its flat index h·W + w, which
     ``return_indices`` returns, as PyTorch's)."""
     x, added = batched(tensor_of(input), 4, "adaptive_max_pool2d", "(N, C, H, W)")
+    if 0 in x.shape[1:]:
+        raise ShapeError(
+            "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+            f"dimensions, but input has sizes {list(tensor_of(input).shape)}"
+        )
     floating_kernel("adaptive_max_pool2d", x)
     sizes = (output_size, output_size) if isinstance(output_size, (int, np.integer)) else tuple(
         output_size)  # fmt: skip

@@ -77,6 +77,8 @@ def embedding(
             "embedding: scale_grad_by_freq and sparse gradients are not supported in "
             "tensorgrad (see docs/porting.md)"
         )
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: 'weight' must be 2-D, got shape {tuple(weight.shape)}")
     rows = weight.shape[0]
     if indices.size and (indices.min() < -rows or indices.max() >= rows):
         raise IndexError("embedding: index out of range in self")

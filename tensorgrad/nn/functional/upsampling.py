@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad.array_backend import ShapeError
 from tensorgrad.core.engine import as_tensor
 from tensorgrad.core.tensor import Tensor
 
@@ -119,6 +120,11 @@ def interpolate(
         raise ValueError("only one of size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if 0 in input.shape[1:]:  # only the batch may be empty (PyTorch's kernels)
+        raise ShapeError(
+            f"interpolate: Non-empty {input.ndim}D data tensor expected but got a tensor with "
+            f"sizes {list(input.shape)}"
+        )
     in_sizes = list(input.shape[2:])
     sizes = _per_dim(size, spatial, "output size")
     factors = _per_dim(scale_factor, spatial, "scale_factor")
@@ -131,7 +137,7 @@ def interpolate(
     out = input
     for axis, (n_in, n_out, factor) in enumerate(zip(in_sizes, sizes, factors, strict=True)):
         if n_out <= 0:
-            raise ValueError(
+            raise ShapeError(
                 f"interpolate: the output size {sizes} of input {tuple(input.shape)} must be "
                 "greater than 0"
             )
