@@ -399,6 +399,10 @@ def cdist(
     for which, x in (("X1", x1), ("X2", x2)):
         if x.dtype.kind != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {which} got: {x.dtype}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(
+            f"cdist: X1 and X2 must have the same dtype, got {x1.dtype} and {x2.dtype}"
+        )
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
@@ -653,6 +657,10 @@ def chain_matmul(*matrices: Any) -> Any:
 def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
     """``other − alpha · input`` (subtraction with the operands swapped)."""
     x = as_tensor(input)
-    return (
-        (x * alpha if alpha != 1 else x).neg().add(other) if x.dtype != np.bool_ else x.sub(other)
-    )
+    y = other if isinstance(other, engine.Tensor) else np.asarray(other)
+    if x.dtype == np.bool_ or y.dtype == np.bool_:  # PyTorch refuses ``-`` of bools
+        raise RuntimeError(
+            "rsub: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return (x * alpha if alpha != 1 else x).neg().add(other)

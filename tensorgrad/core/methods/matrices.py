@@ -137,6 +137,11 @@ class MatrixMethods:
         check_same_dtype("cross", ("self", self), ("other", other))
         if self.dtype == np.bool_:  # PyTorch's kernel has no bool version (its error type)
             raise NotImplementedError("cross: not implemented for 'Bool'")
+        if self.ndim != other.ndim:
+            raise RuntimeError(
+                f"cross: inputs must have the same number of dimensions, got shapes "
+                f"{self.shape} and {other.shape}"
+            )
         try:
             shape = np.broadcast_shapes(self.shape, other.shape)
         except ValueError as exc:
@@ -150,10 +155,10 @@ class MatrixMethods:
                 raise RuntimeError(f"cross: no dimension of size 3 in input of shape {shape}")
             dim = dims[0]
         axis = ops.normalize_axis(dim, len(shape), "cross")
-        if shape[axis] != 3:
+        if self.shape[axis] != 3 or other.shape[axis] != 3:  # no broadcast along dim
             raise RuntimeError(
-                f"linalg.cross: inputs dimension {dim} must have length 3. Got {shape[axis]} "
-                f"and {shape[axis]}"
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                f"{self.shape[axis]} and {other.shape[axis]}"
             )
         a0, a1, a2 = a.unbind(axis)
         b0, b1, b2 = b.unbind(axis)

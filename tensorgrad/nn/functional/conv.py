@@ -238,6 +238,7 @@ def unfold(
     """im2col: every kernel-sized block of (N, C, H, W) input as a column of the
     (N, C·kH·kW, L) result (an unbatched (C, H, W) input gives (C·kH·kW, L))."""
     x, added = batched(tensor_of(input), 4, "unfold", "(N, C, H, W)")
+    _no_integer_im2col("unfold", x)
     if 0 in x.shape[1:]:
         raise ShapeError(
             "unfold: Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
@@ -245,6 +246,12 @@ def unfold(
         )
     out = apply(Unfold(**_window_args("unfold", kernel_size, dilation, padding, stride)), x)
     return unbatched(out, added)
+
+
+def _no_integer_im2col(name: str, x: Tensor) -> None:
+    """PyTorch's im2col and col2im kernels take floats and bools, not integers."""
+    if x.dtype.kind in "iu":
+        raise NotImplementedError(f"{name}: not implemented for {x.dtype} (floats and bools only)")
 
 
 def fold(
@@ -259,6 +266,7 @@ def fold(
     onto their blocks of an (N, C, *output_size) result; overlapping blocks sum."""
     size = positive(int_tuple(output_size, 2, "output_size", "fold"), "output_size", "fold")
     x, added = batched(tensor_of(input), 3, "fold", "(N, C·kH·kW, L)")
+    _no_integer_im2col("fold", x)
     args = _window_args("fold", kernel_size, dilation, padding, stride)
     return unbatched(apply(Fold(size, **args), x), added)
 

@@ -256,6 +256,8 @@ def nll_loss(
             "nll_loss: input must have 1 or more dimensions (batch, classes, ...), got 0 "
             "(PyTorch checks this before the target's dtype)"
         )
+    if log_probs.dtype.kind != "f":  # PyTorch's kernel: floating point only
+        raise NotImplementedError(f"nll_loss: not implemented for {log_probs.dtype} input")
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             "nll_loss: expected target dtype to be Long or Byte (class indices), but got "
@@ -591,5 +593,6 @@ def soft_margin_loss(
             f"soft_margin_loss: result type Float can't be cast to the desired output type "
             f"{input.dtype} (an integer input: convert it with .float())"
         )
+    target = target.to(input.dtype) if isinstance(target, Tensor) else target  # input's dtype
     margin = -(input * _target_like(target, input))
     return _reduce(apply(ops.Softplus(1.0, math.inf), margin), reduction)  # no overflow

@@ -94,7 +94,10 @@ def avg_pool2d(
 
 def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, ...] | None) -> Tensor:
     """The mean over windows chosen so that the output has ``output_size`` (an int, or a pair
-    whose None entries keep the input's size)."""
+    whose None entries keep the input's size; a 2-D input is one (H, W) plane, as PyTorch
+    pools it)."""
+    if tensor_of(input).ndim == 2:
+        return adaptive_avg_pool2d(tensor_of(input).unsqueeze(0), output_size).squeeze(0)
     x, added = batched(tensor_of(input), 4, "adaptive_avg_pool2d", "(N, C, H, W)")
     if x.dtype.kind != "f":  # PyTorch: a mean of integers has no dtype to infer
         raise RuntimeError(
