@@ -33,6 +33,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 from tensorgrad.ops.activation import (
     Elu,
     Gelu,
+    Hardswish,
     LeakyRelu,
     LogSoftmax,
     Prelu,
@@ -161,6 +162,7 @@ __all__ = [
     "Gather",
     "Gelu",
     "GetItem",
+    "Hardswish",
     "Hypot",
     "IndexAdd",
     "LSTMCell",

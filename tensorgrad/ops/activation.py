@@ -111,6 +111,26 @@ class Prelu(Op):
         return np.where(constant(x) > 0, 0 if dx is None else dx, negative_side)
 
 
+class Hardswish(Op):
+    """``x · relu6(x + 3) / 6``, with PyTorch's slope: 0 for ``x ≤ −3``, ``x/3 + 1/2`` below
+    3, 1 from 3 on (and at NaN); one op, so ``x = ±inf`` meets no ``inf · 0``."""
+
+    batching = "elementwise"
+
+    def forward(self, x):
+        return x * np.clip(x + 3, 0, 6) / 6
+
+    def _slope(self, x):
+        v = constant(x)
+        return np.where(v <= -3, 0.0, np.where(v < 3, x / 3 + 0.5, 1.0))
+
+    def backward(self, grad, out, x):
+        return (grad * self._slope(x).astype(grad.dtype, copy=False),)
+
+    def jvp(self, tangents, out, x):
+        return tangents[0] * self._slope(x).astype(tangents[0].dtype, copy=False)
+
+
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)

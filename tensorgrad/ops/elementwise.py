@@ -618,9 +618,9 @@ class Clip(Op):
     """Clamp ``x`` into ``[low, high]``; either bound may be None, a number or a tensor.
 
     PyTorch's gradients: ``x`` gets it where ``low <= x <= high`` (boundaries included),
-    ``low`` where ``x < low``, ``high`` where ``x > high``. With both bounds, as PyTorch:
-    ``low`` only where also ``low < high``, and ``high`` wherever ``high < low`` too (every
-    output is then ``high``).
+    ``low`` where ``x < low``, ``high`` where ``x > high`` (neither where a NaN is). With
+    both bounds, as PyTorch: ``low`` only where also ``low < high``, and ``high`` wherever
+    ``high < low`` too (every output is then ``high``).
     """
 
     batching = "elementwise"
@@ -640,11 +640,11 @@ class Clip(Op):
         below = None if high is None else x <= high
         inside = below if above is None else (above if below is None else above & below)
         dlow = dhigh = None
-        if nlow:
-            to_low = np.logical_not(above)
+        if nlow:  # x < low, not "not x >= low": a NaN on either side sends the bound nothing
+            to_low = x < low
             dlow = sum_to(grad * (to_low if high is None else to_low & (low < high)), shape_of(low))
         if nhigh:
-            to_high = np.logical_not(below)
+            to_high = x > high
             to_high = to_high if low is None else to_high | (high < low)
             dhigh = sum_to(grad * to_high, shape_of(high))
         return (
@@ -660,10 +660,10 @@ class Clip(Op):
         inside = below if above is None else (above if below is None else above & below)
         terms = [None if tx is None else tx * inside]
         if tlow is not None:
-            to_low = np.logical_not(above)
+            to_low = x < low
             terms.append(tlow * (to_low if high is None else to_low & (low < high)))
         if thigh is not None:
-            to_high = np.logical_not(below)
+            to_high = x > high
             terms.append(thigh * (to_high if low is None else to_high | (high < low)))
         return add_tangents(*terms)
 

@@ -75,12 +75,14 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 # --------------------------------------------------------------------------- more activations
 # composed of existing ops: no VJP of their own
 def _between(x: Tensor, low: float, high: float) -> Tensor:
-    """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside,
-    0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
+    """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside
+    (and at NaN), 0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
     data = x._data
     if data.dtype.kind != "f":  # no gradient to shape: PyTorch keeps the integer dtype
         return batching.like(x, wrap(np.clip(data, low, high).astype(data.dtype)))
-    inside = (x > low) & (x < high)  # (comparisons of tensors: inside vmap, per sample)
+    # strictly inside, or NaN (PyTorch's test is "not at or beyond a bound"); comparisons of
+    # tensors, so that inside vmap each sample has its own
+    inside = ((x > low) & (x < high)) | (x != x)
     return where(inside, x, x.detach().clamp(low, high))
 
 
@@ -172,7 +174,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x · relu6(x + 3) / 6``."""
     x = floating_kernel("hardswish", as_tensor(input))
-    return _written_back(x, lambda v: v * (_between(v + 3.0, 0.0, 6.0) / 6.0), inplace)
+    return _written_back(x, lambda v: apply(ops.Hardswish(), v), inplace)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
