@@ -23,6 +23,11 @@ kernel                   of                                             exactnes
 ``cross_entropy_backward`` its (softmax − target)·scale                  bit for bit
 ``attention_scores_gradient`` ``ops.ScaledDotProductAttention``'s          bit for bit
                          dSᵀ = (dPᵀ − D)·Eᵀ, in place
+``lstm_step_forward``    a step of ``ops.LSTMLayer``: gates, c', h'      bit for bit
+                         (three loops around NumPy's ``tanh``)
+``lstm_step_backward``   its reverse step: the gates' gradient, dc·f     bit for bit
+``gru_step_forward``     a step of ``ops.GRULayer`` (r, z, n, h')        bit for bit
+``gru_step_backward``    its reverse step: both products' gate grads     bit for bit
 ======================== ============================================== =================
 
 A transcendental function is NumPy's own, called on the array between two loops: numba's

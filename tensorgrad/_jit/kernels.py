@@ -389,3 +389,174 @@ def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) 
         dp_t.reshape(-1, keys, queries), d.reshape(-1, queries), e_t.reshape(-1, keys, queries)
     )
     return True
+
+
+# --------------------------------------------------------------------------- LSTM, GRU
+
+
+@jit
+def _lstm_arguments(xg, hg, b, k, acts):
+    # tanh's arguments: a·½ for the sigmoid gates (i, f, o), a for g, a = xg + (hg + b)
+    rows, n = xg.shape
+    hidden = n // 4
+    half = k[0]
+    for r in range(rows):
+        for j in range(n):
+            a = xg[r, j] + (hg[r, j] + b[j])
+            if 2 * hidden <= j < 3 * hidden:
+                acts[r, j] = a
+            else:
+                acts[r, j] = a * half
+    return hidden
+
+
+@jit
+def _lstm_cells(acts, c, k, c_new, tanh_c):
+    # the sigmoids ½(tanh + 1) from the tanhs, then c' = f·c + i·g (tanh_c: c', its argument)
+    rows, n = acts.shape
+    hidden = n // 4
+    half, one = k[0], k[1]
+    for r in range(rows):
+        for j in range(hidden):
+            i = half * (acts[r, j] + one)
+            f = half * (acts[r, hidden + j] + one)
+            g = acts[r, 2 * hidden + j]
+            o = half * (acts[r, 3 * hidden + j] + one)
+            acts[r, j] = i
+            acts[r, hidden + j] = f
+            acts[r, 3 * hidden + j] = o
+            v = f * c[r, j] + i * g
+            c_new[r, j] = v
+            tanh_c[r, j] = v
+
+
+@jit
+def _lstm_hidden(acts, tanh_c, h):
+    # h' = o·tanh(c')
+    rows, hidden = tanh_c.shape
+    for r in range(rows):
+        for j in range(hidden):
+            h[r, j] = acts[r, 3 * hidden + j] * tanh_c[r, j]
+
+
+@jit
+def _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, k, d_gates):
+    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (1,)
+    rows, hidden = tanh_c.shape
+    one = k[0]
+    for r in range(rows):
+        for j in range(hidden):
+            dh = grad[r, j] + dh_next[r, j]
+            i = acts[r, j]
+            f = acts[r, hidden + j]
+            g = acts[r, 2 * hidden + j]
+            o = acts[r, 3 * hidden + j]
+            t = tanh_c[r, j]
+            d = dc[r, j] + dh * o * (one - t * t)
+            d_gates[r, j] = d * g * i * (one - i)
+            d_gates[r, hidden + j] = d * c[r, j] * f * (one - f)
+            d_gates[r, 2 * hidden + j] = d * i * (one - g * g)
+            d_gates[r, 3 * hidden + j] = dh * t * o * (one - o)
+            dc[r, j] = d * f
+
+
+def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> bool:
+    """One step of ``ops.LSTMLayer``: the activations (i, f, g, o) into ``acts``, tanh(c')
+    into ``tanh_c``, h' and c' into ``h_out`` and ``c_out``; three loops around NumPy's
+    ``tanh``, the operations of ``LSTMCell._activations`` and the layer's NumPy lines."""
+    k = _constants(acts.dtype, 0.5, 1.0)
+    _lstm_arguments(x_gates, h_gates, bias, k, acts)
+    np.tanh(acts, out=acts)
+    _lstm_cells(acts, c, k, c_out, tanh_c)
+    np.tanh(tanh_c, out=tanh_c)
+    _lstm_hidden(acts, tanh_c, h_out)
+    return True
+
+
+def lstm_step_backward(grad, dh_next, dc, acts, tanh_c, c, d_gates) -> bool:
+    """One reverse step of ``ops.LSTMLayer``'s VJP: the gates' gradient into ``d_gates``,
+    ``dc`` updated in place to the previous cell state's."""
+    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _constants(acts.dtype, 1.0), d_gates)
+    return True
+
+
+@jit
+def _gru_arguments(xg, hg, b, k, acts, h_n):
+    # ½(xg + hg) for r and z (tanh's arguments), h_n = hg + b of the new gate
+    rows, n = xg.shape
+    hidden = n // 3
+    half = k[0]
+    for r in range(rows):
+        for j in range(2 * hidden):
+            acts[r, j] = (xg[r, j] + (hg[r, j] + b[j])) * half
+        for j in range(hidden):
+            h_n[r, j] = hg[r, 2 * hidden + j] + b[2 * hidden + j]
+
+
+@jit
+def _gru_new_argument(xg, acts, h_n, k):
+    # the sigmoids ½(tanh + 1) of r and z, then n's argument x_n + r·h_n
+    rows, n = xg.shape
+    hidden = n // 3
+    half, one = k[0], k[1]
+    for r in range(rows):
+        for j in range(2 * hidden):
+            acts[r, j] = half * (acts[r, j] + one)
+        for j in range(hidden):
+            acts[r, 2 * hidden + j] = xg[r, 2 * hidden + j] + acts[r, j] * h_n[r, j]
+
+
+@jit
+def _gru_hidden(acts, h, out):
+    # h' = n + z·(h − n)
+    rows, hidden = h.shape
+    for r in range(rows):
+        for j in range(hidden):
+            n = acts[r, 2 * hidden + j]
+            out[r, j] = n + acts[r, hidden + j] * (h[r, j] - n)
+
+
+@jit
+def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
+    # _gru_gate_grads in one loop, g = grad + dh_next; k = (1,)
+    rows, hidden = h.shape
+    one = k[0]
+    for r in range(rows):
+        for j in range(hidden):
+            g = grad[r, j] + dh_next[r, j]
+            rr = acts[r, j]
+            z = acts[r, hidden + j]
+            n = acts[r, 2 * hidden + j]
+            dn = g * (one - z) * (one - n * n)
+            dz = g * (h[r, j] - n) * z * (one - z)
+            dr = dn * h_n[r, j] * rr * (one - rr)
+            dx[r, j] = dr
+            dx[r, hidden + j] = dz
+            dx[r, 2 * hidden + j] = dn
+            dhg[r, j] = dr
+            dhg[r, hidden + j] = dz
+            dhg[r, 2 * hidden + j] = dn * rr
+            direct[r, j] = g * z
+
+
+def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
+    """One step of ``ops.GRULayer``: (r, z, n) into ``acts``, h_n into ``h_n``, h' into
+    ``out``; three loops around NumPy's ``tanh`` (of r and z, then of n)."""
+    k = _constants(acts.dtype, 0.5, 1.0)
+    hidden = h.shape[1]
+    _gru_arguments(x_gates, h_gates, bias, k, acts, h_n)
+    rz = acts[:, : 2 * hidden]
+    np.tanh(rz, out=rz)
+    _gru_new_argument(x_gates, acts, h_n, k)
+    new = acts[:, 2 * hidden :]
+    np.tanh(new, out=new)
+    _gru_hidden(acts, h, out)
+    return True
+
+
+def gru_step_backward(grad, dh_next, h, acts, h_n, dx_gates, dh_gates, direct) -> bool:
+    """One reverse step of ``ops.GRULayer``'s VJP: the gradients of the two products' gates
+    and ``direct``, h's own (``g·z``)."""
+    k = _constants(acts.dtype, 1.0)
+    _gru_step_back(grad, dh_next, h, acts, h_n, k, dx_gates, dh_gates, direct)
+    return True

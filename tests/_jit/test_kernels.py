@@ -20,23 +20,6 @@ from tensorgrad.ops.norm import LayerNorm
 DTYPES = [np.float32, np.float64]
 
 
-@pytest.fixture
-def ran(monkeypatch):
-    """The names of the kernels that ran (returned a result) since the test began."""
-    names: list[str] = []
-    real = _jit.run
-
-    def spy(name, *args):
-        result = real(name, *args)
-        if result is not None:
-            names.append(name)
-        return result
-
-    monkeypatch.setattr(_jit, "run", spy)
-    monkeypatch.setattr(_jit, "ENABLED", True)
-    return names
-
-
 def both_ways(monkeypatch, compute):
     """``compute()`` with the kernels off, then on."""
     monkeypatch.setattr(_jit, "ENABLED", False)
