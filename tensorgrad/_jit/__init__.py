@@ -28,6 +28,10 @@ kernel                   of                                             exactnes
 ``lstm_step_backward``   its reverse step: the gates' gradient, dc·f     bit for bit
 ``gru_step_forward``     a step of ``ops.GRULayer`` (r, z, n, h')        bit for bit
 ``gru_step_backward``    its reverse step: both products' gate grads     bit for bit
+``adam_moments``         Adam's/AdamW's flat m, v and m/(√v/b₂ + eps)     bit for bit
+                         (``optim.adam._FlatMoments``)
+``add_rows``             ``result[rows] += values`` (``ops.index``'s       bit for bit with
+                         ``_add_rows``: the embedding's VJP)             ``np.add.at``
 ======================== ============================================== =================
 
 A transcendental function is NumPy's own, called on the array between two loops: numba's

@@ -560,3 +560,48 @@ def gru_step_backward(grad, dh_next, h, acts, h_n, dx_gates, dh_gates, direct) -
     k = _constants(acts.dtype, 1.0)
     _gru_step_back(grad, dh_next, h, acts, h_n, k, dx_gates, dh_gates, direct)
     return True
+
+
+# --------------------------------------------------------------------------- Adam, scatter
+
+
+@jit
+def _adam_moments(g, m, v, k, out):
+    # m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², out ← m / (√v / √(1−β₂ᵗ) + eps), in the
+    # flat NumPy lines' order; k = (β₁, 1−β₁, β₂, 1−β₂, √(1−β₂ᵗ), eps)
+    b1, c1, b2, c2, bias2, eps = k[0], k[1], k[2], k[3], k[4], k[5]
+    for i in range(g.size):
+        gi = g[i]
+        mi = m[i] * b1 + gi * c1
+        m[i] = mi
+        vi = v[i] * b2 + gi * gi * c2
+        v[i] = vi
+        out[i] = mi / (np.sqrt(vi) / bias2 + eps)
+
+
+def adam_moments(g, m, v, beta1: float, beta2: float, bias2: float, eps: float, out) -> bool:
+    """Adam's moments and its step direction ``m / (√v / bias2 + eps)`` on flat arrays of
+    one dtype, in one pass instead of nine (``optim.adam._FlatMoments``)."""
+    k = _constants(g.dtype, beta1, 1.0 - beta1, beta2, 1.0 - beta2, bias2, eps)
+    _adam_moments(g, m, v, k, out)
+    return True
+
+
+@jit
+def _add_rows(result, rows, values):
+    # result[rows[i]] += values[i], i in order: np.add.at's order of additions
+    n = values.shape[1]
+    for i in range(rows.size):
+        r = rows[i]
+        for j in range(n):
+            result[r, j] += values[i, j]
+
+
+def add_rows(result: np.ndarray, rows: np.ndarray, values: np.ndarray) -> bool | None:
+    """``np.add.at(result, rows, values)`` on a matrix ``result`` (n, k), ``rows`` (m,) in
+    range and ``values`` (m, k); None (the caller's NumPy code) for a row out of range, as
+    the loop checks no bounds."""
+    if rows.size and (rows.min() < 0 or rows.max() >= result.shape[0]):
+        return None
+    _add_rows(result, rows, values)
+    return True
