@@ -605,3 +605,108 @@ def add_rows(result: np.ndarray, rows: np.ndarray, values: np.ndarray) -> bool |
         return None
     _add_rows(result, rows, values)
     return True
+
+
+# --------------------------------------------------------------------------- float32 exp
+
+
+@numba.extending.intrinsic
+def _float32_from_bits(typingctx, bits):
+    """The float32 whose bits are the int32 ``bits`` (a reinterpretation, no conversion)."""
+    from llvmlite import ir
+
+    signature = numba.types.float32(numba.types.int32)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return signature, codegen
+
+
+#: Cephes' expf: exp(x) = 2ⁿ·exp(r), n = ⌊x·log₂e + ½⌉, r = x − n·ln 2 in two parts
+#: (Cody–Waite), exp(r) by a degree-7 polynomial; then 2ⁿ as two factors 2^⌊n/2⌋·2^⌈n/2⌉,
+#: each a normal float, so that results in the subnormal range round once, at the end
+_EXP_CONSTANTS = (
+    1.4426950408889634,  # log₂e
+    0.5,
+    0.693359375,  # ln 2, high part (exact in float32)
+    -2.12194440e-4,  # ln 2 − the high part
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+    1.0,
+    -104.0,  # below: exp(x) rounds to +0
+    89.0,  # above: to +inf
+)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _expf(x, k):
+    if x < k[11]:
+        x = k[11]
+    elif x > k[12]:
+        x = k[12]
+    fx = np.floor(x * k[0] + k[1])
+    if not fx >= k[11] * k[0]:  # NaN: any n (the polynomial is NaN already), but a number
+        fx = k[10]
+    r = x - fx * k[2]
+    r = r - fx * k[3]
+    p = k[4] * r + k[5]
+    p = p * r + k[6]
+    p = p * r + k[7]
+    p = p * r + k[8]
+    p = p * r + k[9]
+    p = p * (r * r) + r + k[10]
+    n = np.int32(fx)
+    half = n >> 1
+    rest = n - half
+    return p * _float32_from_bits((half + 127) << 23) * _float32_from_bits((rest + 127) << 23)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _exp_locals(k):
+    # the constants as a tuple of locals: loaded from ``k`` inside a loop they might alias
+    # its output, and LLVM would not vectorise the loop
+    return (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12])
+
+
+@jit
+def _exp_f32(x, k, out):
+    c = _exp_locals(k)
+    for i in range(x.size):
+        out[i] = _expf(x[i], c)
+
+
+def exp_float32(x: np.ndarray) -> np.ndarray:
+    """exp of a float32 array by :func:`_expf` (within 2 ulp of the exact value: tests/_jit
+    measures it), vectorised by LLVM: some four times NumPy's float32 exp here."""
+    out = np.empty(x.shape, x.dtype)
+    _exp_f32(_flat(x), _constants(x.dtype, *_EXP_CONSTANTS), out.reshape(-1))
+    return out
+
+
+@jit
+def _softmax_exps_f32(x, maxima, k, kz, out, sums):
+    # exp(x − max) of each row by _expf, then the row's sum in eight partial sums
+    c = _exp_locals(k)
+    zero = kz[0]
+    rows, n = x.shape
+    for r in range(rows):
+        m = maxima[r, 0]
+        for j in range(n):
+            out[r, j] = _expf(x[r, j] - m, c)
+        sums[r, 0] = _row_sum(out, r, n, zero)
+
+
+def softmax_exps_float32(logits: np.ndarray, maxima: np.ndarray):
+    """``(exps, sums)`` of the float32 rows of C-ordered ``logits`` (rows, n) given their
+    maxima (rows, 1): ``exp(x − max)`` by :func:`_expf` and each row's sum (rows, 1), the
+    softmax's parts, in one pass over the logits."""
+    out = np.empty(logits.shape, logits.dtype)
+    sums = np.empty((logits.shape[0], 1), logits.dtype)
+    k = _constants(logits.dtype, *_EXP_CONSTANTS)
+    _softmax_exps_f32(logits, maxima, k, _constants(logits.dtype, 0.0), out, sums)
+    return out, sums

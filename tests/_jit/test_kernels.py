@@ -290,8 +290,10 @@ def cross_entropy_cases(dtype):
 def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
     monkeypatch, ran, dtype, case, reduction, smoothing
 ):
+    from tensorgrad.ops import loss
     from tensorgrad.ops.loss import CrossEntropy
 
+    monkeypatch.setattr(loss, "FAST_EXP", False)  # (its own exp: the tests below)
     logits = cross_entropy_cases(dtype)[case]
     target = np.arange(logits.shape[0]) % logits.shape[1]
     grad = np.array(0.7, dtype) if reduction != "none" else np.linspace(1, 2, len(target))
@@ -307,6 +309,70 @@ def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
     if logits.size:  # (other layouts than C order: NumPy's forward, whose sums BLAS makes)
         forward = ["log_softmax_rows"] * logits.flags.c_contiguous
         assert ran == forward + ["cross_entropy_backward"] * (reduction != "none")
+
+
+def float32_ulps(values: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|values − exact| in float32 ulps at exact's magnitude (float64 ``exact``); a value
+    that is exact's correct rounding (an infinity or a NaN too) counts 0."""
+    with np.errstate(all="ignore"):
+        rounded = exact.astype(np.float32)
+        magnitude = np.abs(rounded)
+        spacing = np.spacing(np.where(np.isinf(magnitude), np.float32(0), magnitude))
+        errors = np.abs(values.astype(np.float64) - exact) / spacing.astype(np.float64)
+    same = (values == rounded) | (np.isnan(values) & np.isnan(exact))
+    return np.where(same, 0.0, errors)
+
+
+def test_float32_exp_is_within_one_ulp(monkeypatch, ran):
+    """The kernels' float32 exp (``_expf``) against float64's, rounded: within 1 ulp on
+    normal, subnormal, underflowing and overflowing arguments, and exactly NumPy's on the
+    specials; NumPy's own is within 2.4 here."""
+    from tensorgrad._jit import kernels
+
+    rng = np.random.default_rng(11)
+    edges = [88.72, 88.73, -87.33, -103.2, -104.5]  # the largest, the subnormals, 0
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    x = np.concatenate(
+        [rng.uniform(-110, 90, 400_000), rng.uniform(-1, 1, 100_000), edges, specials]
+    ).astype(np.float32)
+    found = kernels.exp_float32(x)
+    exact = np.exp(x.astype(np.float64))
+    assert float32_ulps(found, exact).max() <= 1.0
+    with np.errstate(over="ignore"):
+        expected = np.exp(x[-len(specials) :])
+    assert_bitwise_equal([found[-len(specials) :]], [expected])
+    assert kernels.exp_float32(x[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", ["rows", "one class", "specials", "wide"])
+def test_cross_entropy_fast_exp_against_numpy(monkeypatch, ran, case, reduction):
+    """float32 without smoothing: the exponentials by the JIT's exp, their sums in partial
+    sums, only the targets' log-probabilities. The loss and gradient are within float32
+    rounding of NumPy's (NaN where NumPy's is), and the kernel ran."""
+    from tensorgrad.ops.loss import CrossEntropy
+
+    cases = cross_entropy_cases(np.float32)
+    rng = np.random.default_rng(12)
+    cases["wide"] = (rng.standard_normal((7, 10_000)) * 3).astype(np.float32)
+    logits = cases[case]
+    target = np.arange(logits.shape[0]) % logits.shape[1]
+    grad = np.float32(0.7) if reduction != "none" else np.linspace(1, 2, len(target), dtype="f4")
+
+    def compute():
+        op = CrossEntropy(target, reduction, 0.0)
+        with np.errstate(all="ignore"):
+            out = op.forward(logits)
+            return np.asarray(out), op.backward(np.asarray(grad), out, logits)[0]
+
+    plain, fused = both_ways(monkeypatch, compute)
+    assert "softmax_exps_float32" in ran
+    for a, b in zip(fused, plain, strict=True):
+        assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        # each term within a few float32 roundings of a value of magnitude ≤ |log C| + |x|
+        scale = 1.0 + np.log(logits.shape[1]) + np.nanmax(np.abs(logits[np.isfinite(logits)]))
+        np.testing.assert_allclose(a, b, rtol=0, atol=8 * np.finfo(np.float32).eps * scale)
 
 
 # ------------------------------------------------------------------------------- attention
