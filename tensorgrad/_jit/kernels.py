@@ -710,3 +710,34 @@ def softmax_exps_float32(logits: np.ndarray, maxima: np.ndarray):
     k = _constants(logits.dtype, *_EXP_CONSTANTS)
     _softmax_exps_f32(logits, maxima, k, _constants(logits.dtype, 0.0), out, sums)
     return out, sums
+
+
+def exp_float32_inplace(x: np.ndarray) -> bool | None:
+    """``np.exp(x, out=x)`` of a C-ordered float32 array by :func:`_expf`; None (NumPy's
+    then) for another layout."""
+    if not x.flags.c_contiguous:
+        return None
+    flat = x.reshape(-1)
+    _exp_f32(flat, _constants(x.dtype, *_EXP_CONSTANTS), flat)
+    return True
+
+
+@jit
+def _gelu_erf_slope_fast(x, cdf, g, k, ke, out):
+    # g·(Φ + x·φ(x)), φ(x)·√(2π) = exp(−x²/2) by _expf, in Gelu._vjp's order;
+    # k = (−½, 1/√(2π))
+    c = _exp_locals(ke)
+    k0, k1 = k[0], k[1]
+    for i in range(x.size):
+        xi = x[i]
+        e = _expf(xi * xi * k0, c)
+        out[i] = (e * xi * k1 + cdf[i]) * g[i]
+
+
+def gelu_erf_backward_fast(grad: np.ndarray, x: np.ndarray, cdf: np.ndarray):
+    """:func:`gelu_erf_backward` of float32 arrays in one loop, its exp by :func:`_expf`."""
+    out = np.empty(x.shape, x.dtype)
+    k = _constants(x.dtype, -0.5, _INV_SQRT_2PI)
+    ke = _constants(x.dtype, *_EXP_CONSTANTS)
+    _gelu_erf_slope_fast(_flat(x), _flat(cdf), _flat(grad), k, ke, out.reshape(-1))
+    return out

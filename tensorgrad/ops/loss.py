@@ -207,20 +207,16 @@ class CrossEntropy(Op):
         return (rows * t).sum(axis=1 if per_sample else None)  # (t may be a Tensor)
 
 
-#: cross-entropy of float32 logits without label smoothing, with the JIT: the exponentials
-#: by its float32 exp (within 1 ulp, NumPy's is within 2.4 and runs at half its speed here)
-#: and their row sums in one pass, and only the targets' log-probabilities, not the whole
-#: log-softmax matrix (the loss reads no other); the vocabulary-sized rows of a language
-#: model made NumPy's exp a tenth of its step. Off: False (NumPy's exp, bit for bit)
-FAST_EXP = True
-
-
 def _target_log_probs(logits: np.ndarray, target: np.ndarray, rows: np.ndarray) -> Any:
-    """``(log p[i, target_i] of each row, exps, sums)`` by the JIT's kernel (see
-    :data:`FAST_EXP`), or None where it does not run (then :func:`_log_softmax_rows`)."""
+    """``(log p[i, target_i] of each row, exps, sums)`` by the JIT's kernel, or None where
+    it does not run (then :func:`_log_softmax_rows`). Why: with float32 logits and no label
+    smoothing, the exponentials by the JIT's float32 exp (``_jit.FAST_EXP``) and their row
+    sums take one pass, and only the targets' log-probabilities are formed, not the whole
+    log-softmax matrix (the loss reads no other): a language model's vocabulary-sized rows
+    made NumPy's exp a tenth of its step."""
     if not (
-        FAST_EXP
-        and _jit.ENABLED
+        _jit.ENABLED
+        and _jit.FAST_EXP
         and type(logits) is np.ndarray
         and logits.dtype == np.float32
         and logits.flags.c_contiguous

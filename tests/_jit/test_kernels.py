@@ -20,8 +20,10 @@ from tensorgrad.ops.norm import LayerNorm
 DTYPES = [np.float32, np.float64]
 
 
-def both_ways(monkeypatch, compute):
-    """``compute()`` with the kernels off, then on."""
+def both_ways(monkeypatch, compute, fast_exp=False):
+    """``compute()`` with the kernels off, then on (with NumPy's exp but for ``fast_exp``:
+    the kernels' own float32 exp, which the bit-for-bit comparisons leave out)."""
+    monkeypatch.setattr(_jit, "FAST_EXP", fast_exp)
     monkeypatch.setattr(_jit, "ENABLED", False)
     plain = compute()
     monkeypatch.setattr(_jit, "ENABLED", True)
@@ -57,7 +59,7 @@ def inputs(dtype, shape=(3, 5)):
 # ------------------------------------------------------------------------------- GELU
 
 
-def gelu_both_ways(monkeypatch, x, approximate):
+def gelu_both_ways(monkeypatch, x, approximate, fast_exp=False):
     grad = np.linspace(-2, 2, x.size).reshape(x.shape).astype(x.dtype)
 
     def compute():
@@ -66,7 +68,7 @@ def gelu_both_ways(monkeypatch, x, approximate):
             out = op.forward(x)
             return out, op.backward(grad, out, x)[0]
 
-    return both_ways(monkeypatch, compute)
+    return both_ways(monkeypatch, compute, fast_exp)
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
@@ -82,6 +84,21 @@ def test_gelu_kernels_equal_numpy_bit_for_bit(monkeypatch, ran, dtype, case, app
         assert ran == ["gelu_tanh_forward", "gelu_tanh_backward"]
     else:
         assert ran == ["gelu_erf_forward", "gelu_erf_backward"]
+
+
+@pytest.mark.parametrize("case", list(inputs(np.float32)))
+def test_float32_gelu_backward_with_the_kernels_exp(monkeypatch, ran, case):
+    """With ``FAST_EXP``, the erf GELU's float32 VJP takes its exp(−x²/2) from the kernels'
+    own exp (within 1 ulp): the slope g·(Φ + x·φ) is within a few roundings of NumPy's
+    lines, relative to g·max(1, |x|); the forward is unchanged, bit for bit."""
+    x = inputs(np.float32)[case]
+    (out0, slope0), (out1, slope1) = gelu_both_ways(monkeypatch, x, "none", fast_exp=True)
+    assert ran == ["gelu_erf_forward", "gelu_erf_backward_fast"]
+    assert_bitwise_equal([out1, np.isnan(slope1)], [out0, np.isnan(slope0)])
+    grad = np.linspace(-2, 2, x.size).reshape(x.shape).astype(np.float32)
+    finite = np.isfinite(x)
+    bound = 4 * np.finfo(np.float32).eps * np.abs(grad) * np.maximum(1, np.abs(x))
+    assert np.all(np.abs(slope1 - slope0)[finite] <= bound[finite])
 
 
 @pytest.mark.parametrize("case", list(inputs(np.float64)))
@@ -290,10 +307,8 @@ def cross_entropy_cases(dtype):
 def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
     monkeypatch, ran, dtype, case, reduction, smoothing
 ):
-    from tensorgrad.ops import loss
     from tensorgrad.ops.loss import CrossEntropy
 
-    monkeypatch.setattr(loss, "FAST_EXP", False)  # (its own exp: the tests below)
     logits = cross_entropy_cases(dtype)[case]
     target = np.arange(logits.shape[0]) % logits.shape[1]
     grad = np.array(0.7, dtype) if reduction != "none" else np.linspace(1, 2, len(target))
@@ -365,7 +380,7 @@ def test_cross_entropy_fast_exp_against_numpy(monkeypatch, ran, case, reduction)
             out = op.forward(logits)
             return np.asarray(out), op.backward(np.asarray(grad), out, logits)[0]
 
-    plain, fused = both_ways(monkeypatch, compute)
+    plain, fused = both_ways(monkeypatch, compute, fast_exp=True)
     assert "softmax_exps_float32" in ran
     for a, b in zip(fused, plain, strict=True):
         assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
@@ -417,3 +432,27 @@ def test_attention_backward_kernel_equals_numpy_bit_for_bit(monkeypatch, ran, dt
     assert_bitwise_equal(fused, plain)
     if k.shape[-2]:
         assert ran == ["attention_scores_gradient"]
+
+
+@pytest.mark.parametrize("case", list(attention_cases(np.float32)))
+def test_float32_attention_with_the_kernels_exp(monkeypatch, ran, case):
+    """With ``FAST_EXP``, float32 attention's softmax numerators take the kernels' exp
+    (within 1 ulp): the output and gradients within float32 rounding of NumPy's."""
+    from tensorgrad.ops.attention import ScaledDotProductAttention
+
+    q, k, v, options = attention_cases(np.float32)[case]
+
+    def compute():
+        op = ScaledDotProductAttention(0.5, **options)
+        op.needs_input_grad = (True, True, True, False, False)
+        with np.errstate(all="ignore"):
+            out = op.forward(q, k, v)
+            grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(np.float32)
+            return (out, *op.backward(grad, out, q, k, v)[:3])
+
+    plain, fused = both_ways(monkeypatch, compute, fast_exp=True)
+    for a, b in zip(fused, plain, strict=True):
+        assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    if k.shape[-2]:
+        assert ran == ["exp_float32_inplace", "attention_scores_gradient"]
