@@ -155,3 +155,20 @@ def test_directional_check_of_a_tiny_fused_layer(monkeypatch, mode, jit):
 
     states = hx if mode == "LSTM" else (hx,)
     assert gradcheck(f, (x, *states), params=layer, n_directions=4)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_dropout_between_layers_draws_the_same_masks(monkeypatch, mode):
+    """Training with dropout: the fused layers' (steps, batch, features) input to the next
+    layer is the per-step path's rows in the same order, so one seed gives one mask."""
+    results = []
+    for fused in (False, True):
+        _switch(monkeypatch, fused, _jit.ENABLED)
+        tg.manual_seed(7)
+        layer = getattr(nn, mode)(3, 4, num_layers=3, dropout=0.5).double()
+        x = tg.tensor(np.random.default_rng(8).standard_normal((5, 2, 3)), requires_grad=True)
+        out, _ = layer(x)
+        out.square().sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy()])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
