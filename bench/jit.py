@@ -68,6 +68,7 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
     logits = rng.standard_normal((1024, 65)).astype(np.float32)
     sums, target = np.ones((1024, 1), np.float32), np.arange(1024) % 65
     scores = rng.standard_normal((32, 4, 32, 32)).astype(np.float32)
+    x1 = x.reshape(-1)
     return {
         "gelu_erf_forward": lambda: _jit.run("gelu_erf_forward", x, *elementwise.CDF_COEFFICIENTS),
         "gelu_erf_backward": lambda: _jit.run("gelu_erf_backward", x, x, cdf),
@@ -86,6 +87,62 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
         "attention_scores_gradient": lambda: _jit.run(
             "attention_scores_gradient", scores, scores[..., 0, :].copy(), scores
         ),
+        **_recurrent_calls(rng),
+        "adam_moments": lambda: _jit.run(
+            "adam_moments", x1, x1.copy(), x1 * x1, 0.9, 0.999, 1.0, 1e-8, x1.copy()
+        ),
+        "add_rows": lambda: _jit.run("add_rows", rows.copy(), target % 64, rows[:1024]),
+        "softmax_exps_float32": lambda: _jit.run(
+            "softmax_exps_float32", logits, logits.max(axis=1, keepdims=True)
+        ),
+        "exp_float32_inplace": lambda: _jit.run("exp_float32_inplace", -(x * x)),
+        "gelu_erf_backward_fast": lambda: _jit.run("gelu_erf_backward_fast", x, x, cdf),
+    }
+
+
+def _recurrent_calls(rng: np.random.Generator) -> dict[str, Callable[[], object]]:
+    """A first call of the LSTM's and GRU's step kernels at the word model's shapes."""
+    from tensorgrad import _jit
+
+    batch, hidden = 20, 200
+    f32 = np.float32
+
+    def draw(*shape):
+        return rng.standard_normal(shape).astype(f32)
+
+    def lstm():
+        return _jit.run(
+            "lstm_step_forward", draw(batch, 4 * hidden), draw(batch, 4 * hidden),
+            draw(4 * hidden), draw(batch, hidden), draw(batch, 4 * hidden),
+            draw(batch, hidden), draw(batch, hidden), draw(batch, hidden),
+        )  # fmt: skip
+
+    def lstm_back():
+        return _jit.run(
+            "lstm_step_backward", draw(batch, hidden), draw(batch, hidden),
+            draw(batch, hidden), draw(batch, 4 * hidden), draw(batch, hidden),
+            draw(batch, hidden), draw(batch, 4 * hidden),
+        )  # fmt: skip
+
+    def gru():
+        return _jit.run(
+            "gru_step_forward", draw(batch, 3 * hidden), draw(batch, 3 * hidden),
+            draw(3 * hidden), draw(batch, hidden), draw(batch, 3 * hidden),
+            draw(batch, hidden), draw(batch, hidden),
+        )  # fmt: skip
+
+    def gru_back():
+        return _jit.run(
+            "gru_step_backward", draw(batch, hidden), draw(batch, hidden),
+            draw(batch, hidden), draw(batch, 3 * hidden), draw(batch, hidden),
+            draw(batch, 3 * hidden), draw(batch, 3 * hidden), draw(batch, hidden),
+        )  # fmt: skip
+
+    return {
+        "lstm_step_forward": lstm,
+        "lstm_step_backward": lstm_back,
+        "gru_step_forward": gru,
+        "gru_step_backward": gru_back,
     }
 
 

@@ -389,3 +389,355 @@ def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) 
         dp_t.reshape(-1, keys, queries), d.reshape(-1, queries), e_t.reshape(-1, keys, queries)
     )
     return True
+
+
+# --------------------------------------------------------------------------- LSTM, GRU
+
+
+@jit
+def _lstm_arguments(xg, hg, b, k, acts):
+    # tanh's arguments: a·½ for the sigmoid gates (i, f, o), a for g, a = xg + (hg + b)
+    rows, n = xg.shape
+    hidden = n // 4
+    half = k[0]
+    for r in range(rows):
+        for j in range(n):
+            a = xg[r, j] + (hg[r, j] + b[j])
+            if 2 * hidden <= j < 3 * hidden:
+                acts[r, j] = a
+            else:
+                acts[r, j] = a * half
+    return hidden
+
+
+@jit
+def _lstm_cells(acts, c, k, c_new, tanh_c):
+    # the sigmoids ½(tanh + 1) from the tanhs, then c' = f·c + i·g (tanh_c: c', its argument)
+    rows, n = acts.shape
+    hidden = n // 4
+    half, one = k[0], k[1]
+    for r in range(rows):
+        for j in range(hidden):
+            i = half * (acts[r, j] + one)
+            f = half * (acts[r, hidden + j] + one)
+            g = acts[r, 2 * hidden + j]
+            o = half * (acts[r, 3 * hidden + j] + one)
+            acts[r, j] = i
+            acts[r, hidden + j] = f
+            acts[r, 3 * hidden + j] = o
+            v = f * c[r, j] + i * g
+            c_new[r, j] = v
+            tanh_c[r, j] = v
+
+
+@jit
+def _lstm_hidden(acts, tanh_c, h):
+    # h' = o·tanh(c')
+    rows, hidden = tanh_c.shape
+    for r in range(rows):
+        for j in range(hidden):
+            h[r, j] = acts[r, 3 * hidden + j] * tanh_c[r, j]
+
+
+@jit
+def _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, k, d_gates):
+    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (1,)
+    rows, hidden = tanh_c.shape
+    one = k[0]
+    for r in range(rows):
+        for j in range(hidden):
+            dh = grad[r, j] + dh_next[r, j]
+            i = acts[r, j]
+            f = acts[r, hidden + j]
+            g = acts[r, 2 * hidden + j]
+            o = acts[r, 3 * hidden + j]
+            t = tanh_c[r, j]
+            d = dc[r, j] + dh * o * (one - t * t)
+            d_gates[r, j] = d * g * i * (one - i)
+            d_gates[r, hidden + j] = d * c[r, j] * f * (one - f)
+            d_gates[r, 2 * hidden + j] = d * i * (one - g * g)
+            d_gates[r, 3 * hidden + j] = dh * t * o * (one - o)
+            dc[r, j] = d * f
+
+
+def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> bool:
+    """One step of ``ops.LSTMLayer``: the activations (i, f, g, o) into ``acts``, tanh(c')
+    into ``tanh_c``, h' and c' into ``h_out`` and ``c_out``; three loops around NumPy's
+    ``tanh``, the operations of ``LSTMCell._activations`` and the layer's NumPy lines."""
+    k = _constants(acts.dtype, 0.5, 1.0)
+    _lstm_arguments(x_gates, h_gates, bias, k, acts)
+    np.tanh(acts, out=acts)
+    _lstm_cells(acts, c, k, c_out, tanh_c)
+    np.tanh(tanh_c, out=tanh_c)
+    _lstm_hidden(acts, tanh_c, h_out)
+    return True
+
+
+def lstm_step_backward(grad, dh_next, dc, acts, tanh_c, c, d_gates) -> bool:
+    """One reverse step of ``ops.LSTMLayer``'s VJP: the gates' gradient into ``d_gates``,
+    ``dc`` updated in place to the previous cell state's."""
+    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _constants(acts.dtype, 1.0), d_gates)
+    return True
+
+
+@jit
+def _gru_arguments(xg, hg, b, k, acts, h_n):
+    # ½(xg + hg) for r and z (tanh's arguments), h_n = hg + b of the new gate
+    rows, n = xg.shape
+    hidden = n // 3
+    half = k[0]
+    for r in range(rows):
+        for j in range(2 * hidden):
+            acts[r, j] = (xg[r, j] + (hg[r, j] + b[j])) * half
+        for j in range(hidden):
+            h_n[r, j] = hg[r, 2 * hidden + j] + b[2 * hidden + j]
+
+
+@jit
+def _gru_new_argument(xg, acts, h_n, k):
+    # the sigmoids ½(tanh + 1) of r and z, then n's argument x_n + r·h_n
+    rows, n = xg.shape
+    hidden = n // 3
+    half, one = k[0], k[1]
+    for r in range(rows):
+        for j in range(2 * hidden):
+            acts[r, j] = half * (acts[r, j] + one)
+        for j in range(hidden):
+            acts[r, 2 * hidden + j] = xg[r, 2 * hidden + j] + acts[r, j] * h_n[r, j]
+
+
+@jit
+def _gru_hidden(acts, h, out):
+    # h' = n + z·(h − n)
+    rows, hidden = h.shape
+    for r in range(rows):
+        for j in range(hidden):
+            n = acts[r, 2 * hidden + j]
+            out[r, j] = n + acts[r, hidden + j] * (h[r, j] - n)
+
+
+@jit
+def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
+    # _gru_gate_grads in one loop, g = grad + dh_next; k = (1,)
+    rows, hidden = h.shape
+    one = k[0]
+    for r in range(rows):
+        for j in range(hidden):
+            g = grad[r, j] + dh_next[r, j]
+            rr = acts[r, j]
+            z = acts[r, hidden + j]
+            n = acts[r, 2 * hidden + j]
+            dn = g * (one - z) * (one - n * n)
+            dz = g * (h[r, j] - n) * z * (one - z)
+            dr = dn * h_n[r, j] * rr * (one - rr)
+            dx[r, j] = dr
+            dx[r, hidden + j] = dz
+            dx[r, 2 * hidden + j] = dn
+            dhg[r, j] = dr
+            dhg[r, hidden + j] = dz
+            dhg[r, 2 * hidden + j] = dn * rr
+            direct[r, j] = g * z
+
+
+def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
+    """One step of ``ops.GRULayer``: (r, z, n) into ``acts``, h_n into ``h_n``, h' into
+    ``out``; three loops around NumPy's ``tanh`` (of r and z, then of n)."""
+    k = _constants(acts.dtype, 0.5, 1.0)
+    hidden = h.shape[1]
+    _gru_arguments(x_gates, h_gates, bias, k, acts, h_n)
+    rz = acts[:, : 2 * hidden]
+    np.tanh(rz, out=rz)
+    _gru_new_argument(x_gates, acts, h_n, k)
+    new = acts[:, 2 * hidden :]
+    np.tanh(new, out=new)
+    _gru_hidden(acts, h, out)
+    return True
+
+
+def gru_step_backward(grad, dh_next, h, acts, h_n, dx_gates, dh_gates, direct) -> bool:
+    """One reverse step of ``ops.GRULayer``'s VJP: the gradients of the two products' gates
+    and ``direct``, h's own (``g·z``)."""
+    k = _constants(acts.dtype, 1.0)
+    _gru_step_back(grad, dh_next, h, acts, h_n, k, dx_gates, dh_gates, direct)
+    return True
+
+
+# --------------------------------------------------------------------------- Adam, scatter
+
+
+@jit
+def _adam_moments(g, m, v, k, out):
+    # m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², out ← m / (√v / √(1−β₂ᵗ) + eps), in the
+    # flat NumPy lines' order; k = (β₁, 1−β₁, β₂, 1−β₂, √(1−β₂ᵗ), eps)
+    b1, c1, b2, c2, bias2, eps = k[0], k[1], k[2], k[3], k[4], k[5]
+    for i in range(g.size):
+        gi = g[i]
+        mi = m[i] * b1 + gi * c1
+        m[i] = mi
+        vi = v[i] * b2 + gi * gi * c2
+        v[i] = vi
+        out[i] = mi / (np.sqrt(vi) / bias2 + eps)
+
+
+def adam_moments(g, m, v, beta1: float, beta2: float, bias2: float, eps: float, out) -> bool:
+    """Adam's moments and its step direction ``m / (√v / bias2 + eps)`` on flat arrays of
+    one dtype, in one pass instead of nine (``optim.adam._FlatMoments``)."""
+    k = _constants(g.dtype, beta1, 1.0 - beta1, beta2, 1.0 - beta2, bias2, eps)
+    _adam_moments(g, m, v, k, out)
+    return True
+
+
+@jit
+def _add_rows(result, rows, values):
+    # result[rows[i]] += values[i], i in order: np.add.at's order of additions
+    n = values.shape[1]
+    for i in range(rows.size):
+        r = rows[i]
+        for j in range(n):
+            result[r, j] += values[i, j]
+
+
+def add_rows(result: np.ndarray, rows: np.ndarray, values: np.ndarray) -> bool | None:
+    """``np.add.at(result, rows, values)`` on a matrix ``result`` (n, k), ``rows`` (m,) in
+    range and ``values`` (m, k); None (the caller's NumPy code) for a row out of range, as
+    the loop checks no bounds."""
+    if rows.size and (rows.min() < 0 or rows.max() >= result.shape[0]):
+        return None
+    _add_rows(result, rows, values)
+    return True
+
+
+# --------------------------------------------------------------------------- float32 exp
+
+
+@numba.extending.intrinsic
+def _float32_from_bits(typingctx, bits):
+    """The float32 whose bits are the int32 ``bits`` (a reinterpretation, no conversion)."""
+    from llvmlite import ir
+
+    signature = numba.types.float32(numba.types.int32)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return signature, codegen
+
+
+#: Cephes' expf: exp(x) = 2ⁿ·exp(r), n = ⌊x·log₂e + ½⌉, r = x − n·ln 2 in two parts
+#: (Cody–Waite), exp(r) by a degree-7 polynomial; then 2ⁿ as two factors 2^⌊n/2⌋·2^⌈n/2⌉,
+#: each a normal float, so that results in the subnormal range round once, at the end
+_EXP_CONSTANTS = (
+    1.4426950408889634,  # log₂e
+    0.5,
+    0.693359375,  # ln 2, high part (exact in float32)
+    -2.12194440e-4,  # ln 2 − the high part
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+    1.0,
+    -104.0,  # below: exp(x) rounds to +0
+    89.0,  # above: to +inf
+)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _expf(x, k):
+    if x < k[11]:
+        x = k[11]
+    elif x > k[12]:
+        x = k[12]
+    fx = np.floor(x * k[0] + k[1])
+    if not fx >= k[11] * k[0]:  # NaN: any n (the polynomial is NaN already), but a number
+        fx = k[10]
+    r = x - fx * k[2]
+    r = r - fx * k[3]
+    p = k[4] * r + k[5]
+    p = p * r + k[6]
+    p = p * r + k[7]
+    p = p * r + k[8]
+    p = p * r + k[9]
+    p = p * (r * r) + r + k[10]
+    n = np.int32(fx)
+    half = n >> 1
+    rest = n - half
+    return p * _float32_from_bits((half + 127) << 23) * _float32_from_bits((rest + 127) << 23)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _exp_locals(k):
+    # the constants as a tuple of locals: loaded from ``k`` inside a loop they might alias
+    # its output, and LLVM would not vectorise the loop
+    return (k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11], k[12])
+
+
+@jit
+def _exp_f32(x, k, out):
+    c = _exp_locals(k)
+    for i in range(x.size):
+        out[i] = _expf(x[i], c)
+
+
+def exp_float32(x: np.ndarray) -> np.ndarray:
+    """exp of a float32 array by :func:`_expf` (within 2 ulp of the exact value: tests/_jit
+    measures it), vectorised by LLVM: some four times NumPy's float32 exp here."""
+    out = np.empty(x.shape, x.dtype)
+    _exp_f32(_flat(x), _constants(x.dtype, *_EXP_CONSTANTS), out.reshape(-1))
+    return out
+
+
+@jit
+def _softmax_exps_f32(x, maxima, k, kz, out, sums):
+    # exp(x − max) of each row by _expf, then the row's sum in eight partial sums
+    c = _exp_locals(k)
+    zero = kz[0]
+    rows, n = x.shape
+    for r in range(rows):
+        m = maxima[r, 0]
+        for j in range(n):
+            out[r, j] = _expf(x[r, j] - m, c)
+        sums[r, 0] = _row_sum(out, r, n, zero)
+
+
+def softmax_exps_float32(logits: np.ndarray, maxima: np.ndarray):
+    """``(exps, sums)`` of the float32 rows of C-ordered ``logits`` (rows, n) given their
+    maxima (rows, 1): ``exp(x − max)`` by :func:`_expf` and each row's sum (rows, 1), the
+    softmax's parts, in one pass over the logits."""
+    out = np.empty(logits.shape, logits.dtype)
+    sums = np.empty((logits.shape[0], 1), logits.dtype)
+    k = _constants(logits.dtype, *_EXP_CONSTANTS)
+    _softmax_exps_f32(logits, maxima, k, _constants(logits.dtype, 0.0), out, sums)
+    return out, sums
+
+
+def exp_float32_inplace(x: np.ndarray) -> bool | None:
+    """``np.exp(x, out=x)`` of a C-ordered float32 array by :func:`_expf`; None (NumPy's
+    then) for another layout."""
+    if not x.flags.c_contiguous:
+        return None
+    flat = x.reshape(-1)
+    _exp_f32(flat, _constants(x.dtype, *_EXP_CONSTANTS), flat)
+    return True
+
+
+@jit
+def _gelu_erf_slope_fast(x, cdf, g, k, ke, out):
+    # g·(Φ + x·φ(x)), φ(x)·√(2π) = exp(−x²/2) by _expf, in Gelu._vjp's order;
+    # k = (−½, 1/√(2π))
+    c = _exp_locals(ke)
+    k0, k1 = k[0], k[1]
+    for i in range(x.size):
+        xi = x[i]
+        e = _expf(xi * xi * k0, c)
+        out[i] = (e * xi * k1 + cdf[i]) * g[i]
+
+
+def gelu_erf_backward_fast(grad: np.ndarray, x: np.ndarray, cdf: np.ndarray):
+    """:func:`gelu_erf_backward` of float32 arrays in one loop, its exp by :func:`_expf`."""
+    out = np.empty(x.shape, x.dtype)
+    k = _constants(x.dtype, -0.5, _INV_SQRT_2PI)
+    ke = _constants(x.dtype, *_EXP_CONSTANTS)
+    _gelu_erf_slope_fast(_flat(x), _flat(cdf), _flat(grad), k, ke, out.reshape(-1))
+    return out

@@ -17,7 +17,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``conv``           conv2d, conv_transpose2d, unfold (im2col), fold (col2im), constant padding
 ``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
 ``pool``           max, average and adaptive average pooling
-``recurrent``      the gate arithmetic of the LSTM and GRU cells
+``recurrent``      the gate arithmetic of the LSTM and GRU cells, and their whole layers
 ``attention``      scaled dot-product attention
 ``trig``           inverse trigonometric and hyperbolic functions, atan2, hypot
 ``special``        erfc, erfinv, lgamma, polygamma (digamma), i0, i1, sinc
@@ -96,7 +96,7 @@ from tensorgrad.ops.linear import Linear, LinearChain
 from tensorgrad.ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from tensorgrad.ops.norm import LayerNorm, Normalize
 from tensorgrad.ops.pool import AdaptiveAvgPool2d, AvgPool2d, AvgPool2dBackward, MaxPool2d
-from tensorgrad.ops.recurrent import GRUCell, LSTMCell
+from tensorgrad.ops.recurrent import GRUCell, GRULayer, LSTMCell, LSTMLayer
 from tensorgrad.ops.reduce import Cumsum, LogSumExp, Max, Mean, Min, Norm, Prod, Std, Sum, Var
 from tensorgrad.ops.scan import Cumprod, LogCumSumExp
 from tensorgrad.ops.scatter import Bincount, ScatterReduce, scatter_positions
@@ -159,6 +159,7 @@ __all__ = [
     "Fmod",
     "Fold",
     "GRUCell",
+    "GRULayer",
     "Gather",
     "Gelu",
     "GetItem",
@@ -166,6 +167,7 @@ __all__ = [
     "Hypot",
     "IndexAdd",
     "LSTMCell",
+    "LSTMLayer",
     "LayerNorm",
     "LeakyRelu",
     "Lgamma",

@@ -212,7 +212,9 @@ class Gelu(Op):
             pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
             return (grad * (cdf + x * pdf),)
         if _jit.ENABLED and x.dtype in _FLOATS and grad.dtype == x.dtype == cdf.dtype:
-            slope = _jit.run("gelu_erf_backward", grad, x, cdf)  # the lines below, fused
+            fast = _jit.FAST_EXP and x.dtype == np.float32  # (its exp by the kernels' own)
+            kernel = "gelu_erf_backward_fast" if fast else "gelu_erf_backward"
+            slope = _jit.run(kernel, grad, x, cdf)  # the lines below, fused
             if slope is not None:
                 return (slope,)
         slope = np.multiply(x, x, out=np.empty_like(x))  # Φ(x) + x·φ(x), in place

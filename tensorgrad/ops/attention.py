@@ -131,7 +131,9 @@ class ScaledDotProductAttention(Op):
             scores -= (
                 _row_max(scores) if keys_major else np.maximum.reduce(scores, -1, keepdims=True)
             )
-        np.exp(scores, out=scores)
+        fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
+        if not (fast and _jit.run("exp_float32_inplace", scores)):  # (the kernels' own exp)
+            np.exp(scores, out=scores)
         return _swap(scores) if keys_major else scores
 
     def forward(self, q, k, v, mask=None, dropout=None):

@@ -126,19 +126,24 @@ class CrossEntropy(Op):
         kept = self._kept(c)
         if self.weight is not None or kept is not None:
             return self._forward_weighted(logits, _log_softmax(logits, 1), kept)
-        logp, exps, sums = _log_softmax_rows(logits)
         rows = np.arange(n)
-        self.saved = (logits, logp, rows, exps, sums)  # for the backward on these very arrays
-        if self.smoothing:
-            picked = np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
+        fast = None if self.smoothing else _target_log_probs(logits, target, rows)
+        if fast is not None:  # the lines below without the log-softmax matrix (tensorgrad/_jit)
+            picked, exps, sums = fast
+            logp = None
         else:
-            picked = logp[rows, target]  # each sample's log-probability of its class
+            logp, exps, sums = _log_softmax_rows(logits)
+            if self.smoothing:
+                picked = np.add.reduce(logp * self._target_weights((n, c), logp.dtype), axis=1)
+            else:
+                picked = logp[rows, target]  # each sample's log-probability of its class
+        self.saved = (logits, logp, rows, exps, sums)  # for the backward on these very arrays
         if self.reduction == "none":
             return -picked
         total = -np.add.reduce(picked)  # negated once, after the sum
         if self.reduction == "sum":
             return total
-        return total / n if n else np.full((), np.nan, logp.dtype)  # the mean of nothing
+        return total / n if n else np.full((), np.nan, logits.dtype)  # the mean of nothing
 
     def _forward_weighted(self, logits, logp, kept):
         """The forward with class weights or ignored samples, through the target matrix T."""
@@ -157,7 +162,7 @@ class CrossEntropy(Op):
         if len(self.saved) == 4:
             return self._backward_weighted(grad, logits)
         saved_logits, logp, rows, exps, sums = self.saved
-        n, c = logp.shape
+        n, c = saved_logits.shape
         if logits is not saved_logits:  # recording on Tensors: a differentiable log-softmax
             probs = np.exp(call(LogSoftmax, logits, axis=1))
             scale = grad.reshape(n, 1) if self.reduction == "none" else grad
@@ -200,6 +205,32 @@ class CrossEntropy(Op):
         (rows,) = self.backward(ones, out, logits)
         t = tangents[0]
         return (rows * t).sum(axis=1 if per_sample else None)  # (t may be a Tensor)
+
+
+def _target_log_probs(logits: np.ndarray, target: np.ndarray, rows: np.ndarray) -> Any:
+    """``(log p[i, target_i] of each row, exps, sums)`` by the JIT's kernel, or None where
+    it does not run (then :func:`_log_softmax_rows`). Why: with float32 logits and no label
+    smoothing, the exponentials by the JIT's float32 exp (``_jit.FAST_EXP``) and their row
+    sums take one pass, and only the targets' log-probabilities are formed, not the whole
+    log-softmax matrix (the loss reads no other): a language model's vocabulary-sized rows
+    made NumPy's exp a tenth of its step."""
+    if not (
+        _jit.ENABLED
+        and _jit.FAST_EXP
+        and type(logits) is np.ndarray
+        and logits.dtype == np.float32
+        and logits.flags.c_contiguous
+        and logits.size
+    ):
+        return None
+    with np.errstate(invalid="ignore"):  # a row all -inf: NaN, as PyTorch's
+        maxima = np.maximum.reduce(logits, axis=1, keepdims=True)
+        found = _jit.run("softmax_exps_float32", logits, maxima)
+        if found is None:
+            return None
+        exps, sums = found
+        picked = (logits[rows, target] - maxima[:, 0]) - np.log(sums[:, 0])
+    return picked, exps, sums
 
 
 def _log_softmax_rows(logits: np.ndarray) -> tuple[np.ndarray, Any, Any]:

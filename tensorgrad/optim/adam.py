@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorgrad import _jit
 from tensorgrad._native.axpy import Axpy, axpy
 from tensorgrad.core.engine import grad_array, mark_changed
 from tensorgrad.core.tensor import Tensor
@@ -179,6 +180,10 @@ class AdamW(Adam):
         )
 
 
+#: the dtypes of the flat moments that ``_jit``'s ``adam_moments`` takes
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 class _FlatMoments(FlatState):
     """Speed: Adam's moments m and v of a group as views into two flat arrays, and the
     gradients copied into a third, so that updating the moments and forming the step
@@ -231,14 +236,20 @@ class _FlatMoments(FlatState):
         for p in params:
             state[p]["step"] = self.step_count
         m, v, tmp = self.m, self.v, self.tmp
-        m *= beta1
-        m += np.multiply(self.g, 1.0 - beta1, out=tmp)
-        v *= beta2
-        np.multiply(self.g, self.g, out=tmp)
-        tmp *= 1.0 - beta2
-        v += tmp
-        np.sqrt(v, out=tmp)
-        tmp /= math.sqrt(1.0 - beta2**self.step_count)
-        tmp += eps
-        np.divide(m, tmp, out=tmp)
+        bias2 = math.sqrt(1.0 - beta2**self.step_count)
+        if not (
+            _jit.ENABLED
+            and m.dtype in _KERNEL_DTYPES
+            and _jit.run("adam_moments", self.g, m, v, beta1, beta2, bias2, eps, tmp)
+        ):  # the kernel: the lines below in one pass (tensorgrad/_jit), the same numbers
+            m *= beta1
+            m += np.multiply(self.g, 1.0 - beta1, out=tmp)
+            v *= beta2
+            np.multiply(self.g, self.g, out=tmp)
+            tmp *= 1.0 - beta2
+            v += tmp
+            np.sqrt(v, out=tmp)
+            tmp /= bias2
+            tmp += eps
+            np.divide(m, tmp, out=tmp)
         self.update(-lr / (1.0 - beta1**self.step_count))

@@ -20,25 +20,10 @@ from tensorgrad.ops.norm import LayerNorm
 DTYPES = [np.float32, np.float64]
 
 
-@pytest.fixture
-def ran(monkeypatch):
-    """The names of the kernels that ran (returned a result) since the test began."""
-    names: list[str] = []
-    real = _jit.run
-
-    def spy(name, *args):
-        result = real(name, *args)
-        if result is not None:
-            names.append(name)
-        return result
-
-    monkeypatch.setattr(_jit, "run", spy)
-    monkeypatch.setattr(_jit, "ENABLED", True)
-    return names
-
-
-def both_ways(monkeypatch, compute):
-    """``compute()`` with the kernels off, then on."""
+def both_ways(monkeypatch, compute, fast_exp=False):
+    """``compute()`` with the kernels off, then on (with NumPy's exp but for ``fast_exp``:
+    the kernels' own float32 exp, which the bit-for-bit comparisons leave out)."""
+    monkeypatch.setattr(_jit, "FAST_EXP", fast_exp)
     monkeypatch.setattr(_jit, "ENABLED", False)
     plain = compute()
     monkeypatch.setattr(_jit, "ENABLED", True)
@@ -74,7 +59,7 @@ def inputs(dtype, shape=(3, 5)):
 # ------------------------------------------------------------------------------- GELU
 
 
-def gelu_both_ways(monkeypatch, x, approximate):
+def gelu_both_ways(monkeypatch, x, approximate, fast_exp=False):
     grad = np.linspace(-2, 2, x.size).reshape(x.shape).astype(x.dtype)
 
     def compute():
@@ -83,7 +68,7 @@ def gelu_both_ways(monkeypatch, x, approximate):
             out = op.forward(x)
             return out, op.backward(grad, out, x)[0]
 
-    return both_ways(monkeypatch, compute)
+    return both_ways(monkeypatch, compute, fast_exp)
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
@@ -99,6 +84,21 @@ def test_gelu_kernels_equal_numpy_bit_for_bit(monkeypatch, ran, dtype, case, app
         assert ran == ["gelu_tanh_forward", "gelu_tanh_backward"]
     else:
         assert ran == ["gelu_erf_forward", "gelu_erf_backward"]
+
+
+@pytest.mark.parametrize("case", list(inputs(np.float32)))
+def test_float32_gelu_backward_with_the_kernels_exp(monkeypatch, ran, case):
+    """With ``FAST_EXP``, the erf GELU's float32 VJP takes its exp(−x²/2) from the kernels'
+    own exp (within 1 ulp): the slope g·(Φ + x·φ) is within a few roundings of NumPy's
+    lines, relative to g·max(1, |x|); the forward is unchanged, bit for bit."""
+    x = inputs(np.float32)[case]
+    (out0, slope0), (out1, slope1) = gelu_both_ways(monkeypatch, x, "none", fast_exp=True)
+    assert ran == ["gelu_erf_forward", "gelu_erf_backward_fast"]
+    assert_bitwise_equal([out1, np.isnan(slope1)], [out0, np.isnan(slope0)])
+    grad = np.linspace(-2, 2, x.size).reshape(x.shape).astype(np.float32)
+    finite = np.isfinite(x)
+    bound = 4 * np.finfo(np.float32).eps * np.abs(grad) * np.maximum(1, np.abs(x))
+    assert np.all(np.abs(slope1 - slope0)[finite] <= bound[finite])
 
 
 @pytest.mark.parametrize("case", list(inputs(np.float64)))
@@ -326,6 +326,70 @@ def test_cross_entropy_kernels_equal_numpy_bit_for_bit(
         assert ran == forward + ["cross_entropy_backward"] * (reduction != "none")
 
 
+def float32_ulps(values: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|values − exact| in float32 ulps at exact's magnitude (float64 ``exact``); a value
+    that is exact's correct rounding (an infinity or a NaN too) counts 0."""
+    with np.errstate(all="ignore"):
+        rounded = exact.astype(np.float32)
+        magnitude = np.abs(rounded)
+        spacing = np.spacing(np.where(np.isinf(magnitude), np.float32(0), magnitude))
+        errors = np.abs(values.astype(np.float64) - exact) / spacing.astype(np.float64)
+    same = (values == rounded) | (np.isnan(values) & np.isnan(exact))
+    return np.where(same, 0.0, errors)
+
+
+def test_float32_exp_is_within_one_ulp(monkeypatch, ran):
+    """The kernels' float32 exp (``_expf``) against float64's, rounded: within 1 ulp on
+    normal, subnormal, underflowing and overflowing arguments, and exactly NumPy's on the
+    specials; NumPy's own is within 2.4 here."""
+    from tensorgrad._jit import kernels
+
+    rng = np.random.default_rng(11)
+    edges = [88.72, 88.73, -87.33, -103.2, -104.5]  # the largest, the subnormals, 0
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    x = np.concatenate(
+        [rng.uniform(-110, 90, 400_000), rng.uniform(-1, 1, 100_000), edges, specials]
+    ).astype(np.float32)
+    found = kernels.exp_float32(x)
+    exact = np.exp(x.astype(np.float64))
+    assert float32_ulps(found, exact).max() <= 1.0
+    with np.errstate(over="ignore"):
+        expected = np.exp(x[-len(specials) :])
+    assert_bitwise_equal([found[-len(specials) :]], [expected])
+    assert kernels.exp_float32(x[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", ["rows", "one class", "specials", "wide"])
+def test_cross_entropy_fast_exp_against_numpy(monkeypatch, ran, case, reduction):
+    """float32 without smoothing: the exponentials by the JIT's exp, their sums in partial
+    sums, only the targets' log-probabilities. The loss and gradient are within float32
+    rounding of NumPy's (NaN where NumPy's is), and the kernel ran."""
+    from tensorgrad.ops.loss import CrossEntropy
+
+    cases = cross_entropy_cases(np.float32)
+    rng = np.random.default_rng(12)
+    cases["wide"] = (rng.standard_normal((7, 10_000)) * 3).astype(np.float32)
+    logits = cases[case]
+    target = np.arange(logits.shape[0]) % logits.shape[1]
+    grad = np.float32(0.7) if reduction != "none" else np.linspace(1, 2, len(target), dtype="f4")
+
+    def compute():
+        op = CrossEntropy(target, reduction, 0.0)
+        with np.errstate(all="ignore"):
+            out = op.forward(logits)
+            return np.asarray(out), op.backward(np.asarray(grad), out, logits)[0]
+
+    plain, fused = both_ways(monkeypatch, compute, fast_exp=True)
+    assert "softmax_exps_float32" in ran
+    for a, b in zip(fused, plain, strict=True):
+        assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        # each term within a few float32 roundings of a value of magnitude ≤ |log C| + |x|
+        scale = 1.0 + np.log(logits.shape[1]) + np.nanmax(np.abs(logits[np.isfinite(logits)]))
+        np.testing.assert_allclose(a, b, rtol=0, atol=8 * np.finfo(np.float32).eps * scale)
+
+
 # ------------------------------------------------------------------------------- attention
 
 
@@ -368,3 +432,27 @@ def test_attention_backward_kernel_equals_numpy_bit_for_bit(monkeypatch, ran, dt
     assert_bitwise_equal(fused, plain)
     if k.shape[-2]:
         assert ran == ["attention_scores_gradient"]
+
+
+@pytest.mark.parametrize("case", list(attention_cases(np.float32)))
+def test_float32_attention_with_the_kernels_exp(monkeypatch, ran, case):
+    """With ``FAST_EXP``, float32 attention's softmax numerators take the kernels' exp
+    (within 1 ulp): the output and gradients within float32 rounding of NumPy's."""
+    from tensorgrad.ops.attention import ScaledDotProductAttention
+
+    q, k, v, options = attention_cases(np.float32)[case]
+
+    def compute():
+        op = ScaledDotProductAttention(0.5, **options)
+        op.needs_input_grad = (True, True, True, False, False)
+        with np.errstate(all="ignore"):
+            out = op.forward(q, k, v)
+            grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(np.float32)
+            return (out, *op.backward(grad, out, q, k, v)[:3])
+
+    plain, fused = both_ways(monkeypatch, compute, fast_exp=True)
+    for a, b in zip(fused, plain, strict=True):
+        assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    if k.shape[-2]:
+        assert ran == ["exp_float32_inplace", "attention_scores_gradient"]

@@ -11,7 +11,9 @@ A layer computes the input's product with ``weight_ih`` for the whole sequence a
 fused op for the gate arithmetic (``ops.LSTMCell``, ``ops.GRUCell``; the plain RNN's
 ``tanh(a)`` or ``relu(a)`` is one op already). Sequences run time-major as flattened rows,
 so a :class:`~tensorgrad.nn.utils.rnn.PackedSequence` and a padded batch take the same path:
-step t runs on the ``batch_sizes[t]`` rows still going.
+step t runs on the ``batch_sizes[t]`` rows still going. A padded batch through ``LSTM`` or
+``GRU`` runs each layer's direction as one op instead (``ops.LSTMLayer``, ``ops.GRULayer``:
+the same arithmetic, no graph node per step; :data:`FUSED_LSTM_LAYER` switches it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import numpy as np
 
 from tensorgrad import array_backend, ops
 from tensorgrad.core.engine import apply, as_tensor
+from tensorgrad.core.engine import state as engine_state
+from tensorgrad.core.forward import state as forward_state
 from tensorgrad.core.functions import cat, stack
 from tensorgrad.core.tensor import Tensor
 from tensorgrad.nn import functional as F
@@ -46,6 +50,13 @@ def _step(mode: str, x_gates: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
         return apply(ops.GRUCell(), x_gates, h_gates, h), None
     a = x_gates + h_gates
     return (a.tanh() if mode == "RNN_TANH" else a.relu()), None
+
+
+#: run each layer of nn.LSTM (nn.GRU) as one op over the whole sequence (ops.LSTMLayer,
+#: ops.GRULayer): no graph node per step, the weights' gradients as whole-sequence GEMMs;
+#: off: a product and a cell op per step, as nn.LSTMCell composes them
+FUSED_LSTM_LAYER = True
+FUSED_GRU_LAYER = True
 
 
 #: split the whole sequence's input projection into its time steps by halving, not one slice
@@ -325,9 +336,53 @@ class RNNBase(Module):
             output = output.transpose(0, 1)
         return output, finals
 
+    def _fused(self, layout: tuple) -> bool:
+        """Whether this call runs each layer as one op (``ops.LSTMLayer``, ``ops.GRULayer``):
+        for a padded batch of at least one step (a packed one's steps shrink; no step
+        leaves the weights out of the graph), outside vmap and forward mode, which take
+        the per-step ops' rules."""
+        switch = {"LSTM": FUSED_LSTM_LAYER, "GRU": FUSED_GRU_LAYER}.get(self.mode, False)
+        return (
+            switch
+            and layout[0] == "padded"
+            and layout[2] > 0
+            and not engine_state.vmapping
+            and not forward_state.level
+        )
+
+    def _run_fused(self, data: Tensor, states: list, layout: tuple) -> tuple:
+        """The layers, each direction one op over the whole sequence, time-major (steps,
+        batch, features) throughout."""
+        lstm = self.mode == "LSTM"
+        _, _, steps, batch = layout
+        x = data.reshape(steps, batch, data.shape[-1])
+        directions = 2 if self.bidirectional else 1
+        final_h: list[Tensor] = []
+        final_c: list[Tensor] = []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                weights = self._layer_weights(k)
+                if lstm:
+                    op = ops.LSTMLayer(reverse=direction == 1)
+                    out = apply(op, x, states[0][k], states[1][k], *weights)
+                    final_c.append(out[steps + 1])
+                else:
+                    out = apply(ops.GRULayer(reverse=direction == 1), x, states[0][k], *weights)
+                final_h.append(out[steps])
+                outs.append(out[:steps])
+            x = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, training=True)
+        finals = [stack(final_h)] + ([stack(final_c)] if lstm else [])
+        return self._finish(x.reshape(steps * batch, x.shape[-1]), finals, layout)
+
     def _run(self, input: Any, hx: Any) -> tuple:
         lstm = self.mode == "LSTM"
         data, batch_sizes, states, layout = self._prepare(input, 2 if lstm else 1, hx)
+        if self._fused(layout):
+            return self._run_fused(data, states, layout)
         directions = 2 if self.bidirectional else 1
         final_h: list[Tensor] = []
         final_c: list[Tensor] = []

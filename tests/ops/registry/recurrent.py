@@ -97,3 +97,80 @@ register(
 )
 
 exempt("0-d", "the gates are (..., gates·hidden): at least one axis", "lstm_cell", "gru_cell")
+
+
+def _layer_ref(cell, n_states: int):
+    """A whole layer by the cell's reference, step after step: each step's h, then the final
+    states."""
+
+    def ref(x, *args, reverse=False):
+        states, (w_ih, w_hh, b_ih, b_hh) = list(args[:n_states]), args[n_states:]
+        hs = [None] * len(x)
+        for t in range(len(x))[::-1] if reverse else range(len(x)):
+            new = cell(x[t] @ w_ih.T + b_ih, states[0] @ w_hh.T + b_hh, states[-1])
+            states = [new[0], new[1]] if n_states == 2 else [new]
+            hs[t] = states[0]
+        return np.stack([*hs, *states])
+
+    return ref
+
+
+#: (description, steps, batch, input, hidden, reverse, layouts of x, h0 and W_hh)
+_LAYER_CASES = [
+    ("forward", 3, 2, 3, 2, False, "CCC"),
+    ("reverse", 3, 2, 2, 3, True, "CCC"),
+    ("one_step_size1", 1, 1, 1, 1, False, "CCC"),
+    ("no_steps", 0, 2, 3, 2, False, "CCC"),
+    ("empty_batch", 2, 0, 3, 2, False, "CCC"),
+    ("views", 2, 2, 3, 2, True, "SST"),
+]
+
+
+def _layer_samples(gates: int, n_states: int):
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        result = []
+        for desc, steps, batch, size, hidden, reverse, (lx, lh, lw) in _LAYER_CASES:
+            args = (
+                uniform(rng, (steps, batch, size)),
+                *(uniform(rng, (batch, hidden)) for _ in range(n_states)),
+                uniform(rng, (gates * hidden, size), -0.8, 0.8),
+                uniform(rng, (gates * hidden, hidden), -0.8, 0.8),
+                uniform(rng, (gates * hidden,), -0.5, 0.5),
+                uniform(rng, (gates * hidden,), -0.5, 0.5),
+            )
+            layouts = (lx, *(lh,) * n_states, "C", lw, "C", "C")
+            result.append(Sample(args, {"reverse": reverse}, desc, layouts))
+        return result
+
+    return samples
+
+
+def _layer_error(name: str, gates: int, n_states: int) -> ErrorInput:
+    states = (np.ones((2, 3)),) * n_states
+    return ErrorInput(
+        (np.ones((4, 2, 5)), *states, np.ones((gates * 2, 5)), np.ones((gates * 2, 2))),
+        ValueError,
+        rf"^{name}: expected x \(steps, batch, input\), states \(batch, hidden\)",
+        desc="state_shape",
+    )
+
+
+register(
+    OpInfo(
+        "lstm_layer",
+        lambda x, h, c, *w, reverse=False: _apply(ops.LSTMLayer(reverse), x, h, c, *w),
+        _layer_ref(_lstm_ref, 2),
+        _layer_samples(4, 2),
+        errors=(_layer_error("lstm_layer", 4, 2),),
+    )
+)
+register(
+    OpInfo(
+        "gru_layer",
+        lambda x, h, *w, reverse=False: _apply(ops.GRULayer(reverse), x, h, *w),
+        _layer_ref(_gru_ref, 1),
+        _layer_samples(3, 1),
+        errors=(_layer_error("gru_layer", 3, 1),),
+    )
+)
+exempt("0-d", "a layer's input is (steps, batch, input): three axes", "lstm_layer", "gru_layer")
