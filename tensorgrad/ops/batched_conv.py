@@ -5,15 +5,17 @@ convolution's weight is batched: B samples of (N, C, H, W) images, each with its
 kH, kW) weight and (O,) bias. ``Conv2dPerSample`` computes the B convolutions at once, the
 same sums as ``Conv2d`` one sample at a time, laid out for BLAS:
 
-* the windows of all B·N padded, channels-last images are copied once into a (B, N·OH·OW,
-  G, kH·kW·C/G) matrix (im2col) and **kept for the VJP**, so backward never builds them
-  again;
+* the samples go in chunks whose windows fit in cache (``CHUNK_ELEMENTS``): a chunk's
+  windows of its padded, channels-last images are copied into a (samples, N·OH·OW, G,
+  kH·kW·C/G) matrix (im2col) and multiplied at once, while they are in cache; backward
+  copies them again from the input (a small array, still in cache) rather than keeping
+  them (a large one, which would come back from memory: slower, measured);
 * the output is each sample's (N·OH·OW, O) product ``cols · Wᵀ``, the (B, N, OH, OW, O)
   memory of a (B, N, O, OH, OW) array stored channels-last, the layout the ReLU and the
   max-pool after it (``pool.py``) run fastest on, and the layout the gradient comes back in;
-* the VJPs are two products per sample over the same matrices, dW = dZᵀ · cols and dcols =
-  dZ · W, and dcols is added back onto the windows (col2im) one kernel offset at a time over
-  channels-last memory; db sums dZ's rows as a product with ones.
+* the VJPs are, chunk by chunk, dW = dZᵀ · cols per sample and dZ · W added back onto the
+  windows (col2im, ``Conv2d``'s scatter: a product per kernel offset, over channels-last
+  memory); db sums dZ's rows as a product with ones.
 
 A weight shared by every sample (a broadcast view, as ``vmap`` of a model with shared
 weights has) multiplies all B·N·OH·OW rows as one matrix. On Tensors (``create_graph``) the
@@ -36,6 +38,12 @@ from tensorgrad.ops.windows import Padding, Pair, cropped, new_array, padded
 #: a tiny (B, N, C, H, W) array stored as (B, N, H, W, C): ``np.empty_like(_CHANNELS_LAST,
 #: shape=..., order="K")`` lays out a fresh output so, owning its memory (no ``base``)
 _CHANNELS_LAST = np.empty((2, 2, 2, 2, 2), dtype=np.int8).transpose(0, 1, 4, 2, 3)
+
+
+#: the samples are taken in chunks whose im2col holds about this many elements (2 MB of
+#: float32, as ``im2col.py``'s): a chunk's windows stay in cache from their copy to the
+#: products that read them (``2**62``: all samples at once; the tests run both)
+CHUNK_ELEMENTS: int = 1 << 19
 
 
 class Conv2dPerSample(Op):
@@ -74,16 +82,27 @@ class Conv2dPerSample(Op):
         )  # fmt: skip
 
     # ------------------------------------------------------------------ the windows
-    def _columns(self, x: np.ndarray, kernel: Pair, out_hw: Pair) -> np.ndarray:
-        """im2col of every image: (B, N·OH·OW, G, kH·kW·C/G), rows in (n, oh, ow) order,
-        columns in (kH, kW, C/G) order (channels-last windows: contiguous stretches)."""
+    def _windows(self, x: np.ndarray, kernel: Pair, out_hw: Pair) -> np.ndarray:
+        """Every image's windows as a (B·N, OH, OW, G, kH, kW, C/G) view of the padded,
+        channels-last input (a copy of it reads contiguous stretches of kW·C/G)."""
         b, n, c, h, w = x.shape
         images = padded(x.reshape(b * n, c, h, w), self.padding, nhwc=True)
-        windows = conv_windows(images, out_hw, kernel, self.stride, self.dilation, self.groups)
-        cols = np.empty(windows.shape, dtype=x.dtype)
-        np.copyto(cols, windows)
-        g, (kh, kw) = self.groups, kernel
-        return cols.reshape(b, n * out_hw[0] * out_hw[1], g, kh * kw * c // g)
+        return conv_windows(images, out_hw, kernel, self.stride, self.dilation, self.groups)
+
+    def _chunks(self, b: int, n: int, windows: np.ndarray):
+        """The samples in chunks [lo, hi) whose im2col fits in cache, with a scratch for it."""
+        per_sample = max(1, n * int(np.prod(windows.shape[1:])))
+        step = max(1, min(b, CHUNK_ELEMENTS // per_sample))
+        scratch = np.empty((step * n, *windows.shape[1:]), dtype=windows.dtype)
+        return [(lo, min(b, lo + step)) for lo in range(0, b, step)], scratch
+
+    @staticmethod
+    def _unfold(windows, scratch, n: int, lo: int, hi: int) -> np.ndarray:
+        """im2col of samples [lo, hi): (hi - lo, N·OH·OW, G, kH·kW·C/G), in the scratch."""
+        cols = scratch[: (hi - lo) * n]
+        np.copyto(cols, windows[lo * n : hi * n])
+        per_image, g = int(np.prod(windows.shape[1:3])), windows.shape[3]
+        return cols.reshape(hi - lo, n * per_image, g, int(np.prod(windows.shape[4:])))
 
     def _weight_matrices(self, weight: np.ndarray) -> np.ndarray:
         """Each sample's weight as (G, O/G, kH·kW·C/G), columns ordered as the windows'; a
@@ -104,80 +123,66 @@ class Conv2dPerSample(Op):
         o, kernel = weight.shape[1], weight.shape[3:]
         g, og = self.groups, weight.shape[1] // self.groups
         dtype = np.result_type(x, weight) if bias is None else np.result_type(x, weight, bias)
-        cols = self._columns(x, kernel, out_hw)
+        windows = self._windows(x, kernel, out_hw)
         matrices = self._weight_matrices(weight)
-        rows = cols.shape[1]
+        rows = n * out_hw[0] * out_hw[1]
         result = np.empty_like(_CHANNELS_LAST, dtype=dtype, order="K", shape=(b, n, o, *out_hw))
         out = result.transpose(0, 1, 3, 4, 2).reshape(b, rows, o)  # a view: (B, N, OH, OW, O)
         shared = b > 0 and matrices.strides[0] == 0
-        for k in range(g):
-            if shared:  # one weight for all B·N·OH·OW rows: one product
-                flat = cols.reshape(b * rows, *cols.shape[2:])[:, k]
-                _product(flat, matrices[0, k].T, out.reshape(b * rows, o)[:, k * og : (k + 1) * og])
-            else:
-                part = out[:, :, k * og : (k + 1) * og]
-                _product(cols[:, :, k], matrices[:, k].transpose(0, 2, 1), part)
-        if bias is not None:
-            out += bias[:, None, :]
-        self.saved = (x, cols, matrices)
+        chunks, scratch = self._chunks(b, n, windows)
+        for lo, hi in chunks:
+            cols = self._unfold(windows, scratch, n, lo, hi)
+            part = out[lo:hi]
+            for k in range(g):
+                if shared:  # one weight for the chunk's rows: one product
+                    flat = cols.reshape((hi - lo) * rows, *cols.shape[2:])[:, k]
+                    target = part.reshape((hi - lo) * rows, o)[:, k * og : (k + 1) * og]
+                    _product(flat, matrices[0, k].T, target)
+                else:
+                    weights = matrices[lo:hi, k].transpose(0, 2, 1)
+                    _product(cols[:, :, k], weights, part[:, :, k * og : (k + 1) * og])
+            if bias is not None:
+                part += bias[lo:hi, None, :]
+        self.saved = x
         return result
 
     # ------------------------------------------------------------------ VJP
     def backward(self, grad, out, x, weight, bias=None):
         if not all(isinstance(v, np.ndarray) for v in (grad, x, weight)):
             return self._recorded_backward(grad, x, weight, bias)
-        saved_x, cols, matrices = self.saved
-        b = x.shape[0]
+        b, n, c, h, w = x.shape
         o, cg, kh, kw = weight.shape[1:]
         g, og, out_hw = self.groups, o // self.groups, grad.shape[3:]
-        if saved_x is not x:  # forward ran again since, on other values (scalar engine's)
-            cols, matrices = self._columns(x, (kh, kw), out_hw), self._weight_matrices(weight)
-        rows = cols.shape[1]
+        rows = n * out_hw[0] * out_hw[1]
         # dZ as each sample's (N·OH·OW, O) rows: no copy when it is channels-last, as ours are
         dz = np.ascontiguousarray(grad.transpose(0, 1, 3, 4, 2)).reshape(b, rows, o)
-        dtype = np.result_type(dz, cols, matrices)
+        dtype = np.result_type(dz, x, weight)
         need_x, need_w, need_b = (*self.needs_input_grad, False, False)[:3]
-        dx = dw = db = None
+        windows = self._windows(x, (kh, kw), out_hw)
+        chunks, scratch = self._chunks(b, n, windows)
+        dw = db = padded_dx = None
         if need_w:
-            dwm = np.empty((b, g, og, cols.shape[3]), dtype=dtype)
-            for k in range(g):
-                part = dz[:, :, k * og : (k + 1) * og].transpose(0, 2, 1)
-                _product(part, cols[:, :, k], dwm[:, k])
+            dwm = np.empty((b, g, og, kh * kw * cg), dtype=dtype)
+        if need_x:
+            step = chunks[0][1] if chunks else 0
+            scatter = _InputGrad(self, weight, x.shape, out_hw, dtype, step)
+        for lo, hi in chunks:  # each chunk's windows rebuilt from the input, in cache
+            if need_w:
+                cols = self._unfold(windows, scratch, n, lo, hi)
+                for k in range(g):
+                    part = dz[lo:hi, :, k * og : (k + 1) * og].transpose(0, 2, 1)
+                    _product(part, cols[:, :, k], dwm[lo:hi, k])
+            if need_x:
+                scatter.add(dz, lo, hi)
+        if need_w:
             dw = dwm.reshape(b, g, og, kh, kw, cg).transpose(0, 1, 2, 5, 3, 4)
             dw = np.ascontiguousarray(dw).reshape(b, o, cg, kh, kw)
         if need_b and bias is not None:
             db = np.matmul(np.ones(rows, dtype=dz.dtype), dz)  # sums of rows, by BLAS
         if need_x:
-            dx = self._input_grad(dz, weight, x.shape, out_hw, dtype)
-        return dx, dw, db
-
-    def _input_grad(self, dz, weight, x_shape, out_hw: Pair, dtype) -> Any:
-        """col2im(dZ · W) into padded channels-last memory, by ``Conv2d``'s scatter (a
-        product per kernel offset, added over long contiguous stretches): for a shared
-        weight over all B·N images at once, else sample by sample."""
-        b, n, c, h, w = x_shape
-        o, cg, kh, kw = weight.shape[1:]
-        g = self.groups
-        shared = weight.strides[0] == 0 and b > 0
-        source = weight[:1] if shared else weight
-        # each weight by kernel offset: (B or 1, kH, kW, G, O/G, C/G)
-        offsets = source.reshape(len(source), g, o // g, cg, kh, kw).transpose(0, 4, 5, 1, 2, 3)
-        offsets = np.ascontiguousarray(offsets, dtype=dtype)
-        (top, bottom), (left, right) = self.padding
-        padded_dx = new_array((b * n, c, h + top + bottom, w + left + right), dtype, nhwc=True)
-        target = padded_dx.transpose(0, 2, 3, 1)  # (B·N, Hp, Wp, C) memory, overwritten
-        if shared:
-            block = np.empty((dz.shape[0] * dz.shape[1], c), dtype=dtype)
-            flat = dz.reshape(dz.shape[0] * dz.shape[1], o)
-            scatter_input_grad(flat, offsets[0], block, target, out_hw, self.stride, self.dilation)
-        else:
-            block = np.empty((dz.shape[1], c), dtype=dtype)
-            for i in range(b):
-                images = target[i * n : (i + 1) * n]
-                scatter_input_grad(
-                    dz[i], offsets[i], block, images, out_hw, self.stride, self.dilation
-                )
-        return cropped(padded_dx, self.padding, (h, w)).reshape(b, n, c, h, w)
+            padded_dx = scatter.padded_dx
+        dx = None if padded_dx is None else cropped(padded_dx, self.padding, (h, w))
+        return None if dx is None else dx.reshape(b, n, c, h, w), dw, db
 
     def _recorded_backward(self, grad, x, weight, bias):
         """The VJP composed of recorded ops (on Tensors, for ``create_graph``): ``Conv2d``'s,
@@ -218,6 +223,42 @@ class Conv2dPerSample(Op):
             None if tw is None else replay(plain, x, tw),
             None if tb is None else tb.reshape(b, 1, o, 1, 1),
         )
+
+
+class _InputGrad:
+    """col2im(dZ · W) into padded channels-last memory, chunk by chunk, by ``Conv2d``'s
+    scatter (a product per kernel offset, added over long contiguous stretches): a weight
+    shared by all samples multiplies a chunk's rows at once, others sample by sample."""
+
+    def __init__(self, op: Conv2dPerSample, weight, x_shape, out_hw: Pair, dtype, step: int):
+        b, n, c, h, w = x_shape
+        o, cg, kh, kw = weight.shape[1:]
+        g, rows = op.groups, n * out_hw[0] * out_hw[1]
+        self.op, self.n, self.o, self.out_hw = op, n, o, out_hw
+        self.shared = weight.strides[0] == 0 and b > 0
+        source = weight[:1] if self.shared else weight
+        # each weight by kernel offset: (B or 1, kH, kW, G, O/G, C/G)
+        offsets = source.reshape(len(source), g, o // g, cg, kh, kw).transpose(0, 4, 5, 1, 2, 3)
+        self.offsets = np.ascontiguousarray(offsets, dtype=dtype)
+        (top, bottom), (left, right) = op.padding
+        shape = (b * n, c, h + top + bottom, w + left + right)
+        self.padded_dx = new_array(shape, dtype, nhwc=True)  # every chunk overwrites its part
+        self.target = self.padded_dx.transpose(0, 2, 3, 1)  # (B·N, Hp, Wp, C) memory
+        self.block = np.empty((step * rows if self.shared else rows, c), dtype=dtype)
+
+    def add(self, dz: np.ndarray, lo: int, hi: int) -> None:
+        """Samples [lo, hi)'s part of dx."""
+        n, stride, dilation = self.n, self.op.stride, self.op.dilation
+        if self.shared:
+            flat = dz[lo:hi].reshape((hi - lo) * dz.shape[1], self.o)
+            images = self.target[lo * n : hi * n]
+            block = self.block[: len(flat)]
+            scatter_input_grad(flat, self.offsets[0], block, images, self.out_hw, stride, dilation)
+            return
+        for i in range(lo, hi):
+            images = self.target[i * n : (i + 1) * n]
+            block = self.block[: dz.shape[1]]
+            scatter_input_grad(dz[i], self.offsets[i], block, images, self.out_hw, stride, dilation)
 
 
 def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:

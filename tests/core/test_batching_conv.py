@@ -15,6 +15,7 @@ import tensorgrad as tg
 from tensorgrad import func, ops
 from tensorgrad.core import batching
 from tensorgrad.nn import functional as F
+from tensorgrad.ops import batched_conv
 from tensorgrad.ops.batched_conv import Conv2dPerSample
 
 #: the convolutions' settings the tests sweep: (name, conv1 kwargs, conv2 kwargs, bias)
@@ -157,13 +158,32 @@ def test_the_op_equals_conv2d_sample_by_sample(case, shared):
             np.testing.assert_allclose(got[i], expected, rtol=1e-12, atol=1e-12)
 
 
-def test_the_op_keeps_its_windows_and_lays_its_output_out_channels_last():
+def test_the_op_lays_its_output_out_channels_last():
     rng = np.random.default_rng(3)
     op = Conv2dPerSample()
     out = op.forward(rng.standard_normal((2, 1, 3, 5, 5)), rng.standard_normal((2, 4, 3, 2, 2)))
     assert out.shape == (2, 1, 4, 4, 4) and out.base is None
     assert out.transpose(0, 1, 3, 4, 2).flags.c_contiguous  # (B, N, OH, OW, O) memory
-    assert op.saved[1].shape == (2, 16, 1, 12)  # the windows backward reuses
+
+
+@pytest.mark.parametrize("chunk", [1, 1 << 62], ids=["a_sample_a_chunk", "one_chunk"])
+def test_chunks_of_any_size_give_the_same_sums(chunk, monkeypatch):
+    """The chunks of samples (``CHUNK_ELEMENTS``), the smallest and the whole batch, against
+    the default, forward and backward, shared and separate weights."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 2, 3, 6, 6))
+    shared = np.broadcast_to(rng.standard_normal((4, 3, 3, 3)), (5, 4, 3, 3, 3))
+    for weight in (rng.standard_normal((5, 4, 3, 3, 3)), shared):
+        bias = rng.standard_normal((5, 4))
+        results = []
+        for size in (batched_conv.CHUNK_ELEMENTS, chunk):
+            monkeypatch.setattr(batched_conv, "CHUNK_ELEMENTS", size)
+            op = Conv2dPerSample(padding=((1, 1), (0, 1)))
+            op.needs_input_grad = [True, True, True]
+            out = op.forward(x, weight, bias)
+            results.append((out, *op.backward(np.cos(out), out, x, weight, bias)))
+        for a, b in zip(*results, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_the_op_refuses_mismatched_batches_naming_the_shapes():
