@@ -588,10 +588,16 @@ def _conv_per_sample(op: ops.Op, x: Any, weight: Any, bias: Any, levels: tuple[i
         _run(ops.Reshape((count, *v.shape)), lift(v, levels, expand=True))
         for v in (x, weight, bias)
         if v is not None
-    ]
+    ]  # (a plain tensor each, as the op's recorded VJP reads their shapes)
     new = Conv2dPerSample(op.stride, op.padding, op.dilation, op.groups)
     out = _run(new, *flat)
-    return batched(_run(ops.Reshape((*sizes, *out._data.shape[1:])), out), levels)
+    return batched(_reshaped(out, (*sizes, *out._data.shape[1:])), levels)
+
+
+def _reshaped(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A physical op's plain output reshaped (recorded), or itself when it has the shape
+    already (one level)."""
+    return t if t._data.shape == shape else _run(ops.Reshape(shape), t)
 
 
 def _per_sample_conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -601,10 +607,10 @@ def _per_sample_conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tenso
     if any(_logical_ndim(v) != r for v, r in zip(inputs, ranks)):
         return NotImplemented  # the op's own error, from one sample
     sizes = _sizes(levels)
-    flat = [_run(ops.Reshape((-1, *v.shape[1:])), lift(v, levels, expand=True)) for v in inputs]
+    count = math.prod(sizes) * inputs[0].shape[0]
+    flat = [_run(ops.Reshape((count, *v.shape[1:])), lift(v, levels, expand=True)) for v in inputs]
     out = _run(op, *flat)
-    shape = (*sizes, inputs[0].shape[0], *out._data.shape[1:])
-    return batched(_run(ops.Reshape(shape), out), levels)
+    return batched(_reshaped(out, (*sizes, inputs[0].shape[0], *out._data.shape[1:])), levels)
 
 
 #: the batching rules, by the name an op declares as its ``batching``

@@ -33,7 +33,7 @@ import numpy as np
 from tensorgrad.ops.base import Op, add_tangents, call, replay, shape_of
 from tensorgrad.ops.conv import Fold, Unfold, check_conv
 from tensorgrad.ops.im2col import conv_windows, scatter_input_grad
-from tensorgrad.ops.windows import Padding, Pair, cropped, new_array, padded
+from tensorgrad.ops.windows import Padding, Pair, padded
 
 #: a tiny (B, N, C, H, W) array stored as (B, N, H, W, C): ``np.empty_like(_CHANNELS_LAST,
 #: shape=..., order="K")`` lays out a fresh output so, owning its memory (no ``base``)
@@ -150,7 +150,7 @@ class Conv2dPerSample(Op):
     def backward(self, grad, out, x, weight, bias=None):
         if not all(isinstance(v, np.ndarray) for v in (grad, x, weight)):
             return self._recorded_backward(grad, x, weight, bias)
-        b, n, c, h, w = x.shape
+        b, n, _, h, w = x.shape
         o, cg, kh, kw = weight.shape[1:]
         g, og, out_hw = self.groups, o // self.groups, grad.shape[3:]
         rows = n * out_hw[0] * out_hw[1]
@@ -160,7 +160,7 @@ class Conv2dPerSample(Op):
         need_x, need_w, need_b = (*self.needs_input_grad, False, False)[:3]
         windows = self._windows(x, (kh, kw), out_hw)
         chunks, scratch = self._chunks(b, n, windows)
-        dw = db = padded_dx = None
+        dw = db = None
         if need_w:
             dwm = np.empty((b, g, og, kh * kw * cg), dtype=dtype)
         if need_x:
@@ -179,10 +179,13 @@ class Conv2dPerSample(Op):
             dw = np.ascontiguousarray(dw).reshape(b, o, cg, kh, kw)
         if need_b and bias is not None:
             db = np.matmul(np.ones(rows, dtype=dz.dtype), dz)  # sums of rows, by BLAS
+        dx = None
         if need_x:
-            padded_dx = scatter.padded_dx
-        dx = None if padded_dx is None else cropped(padded_dx, self.padding, (h, w))
-        return None if dx is None else dx.reshape(b, n, c, h, w), dw, db
+            (top, _), (left, _) = self.padding
+            dx = scatter.padded_dx  # without padding, a fresh array the engine may reuse
+            if dx.shape[3:] != (h, w):
+                dx = dx[..., top : top + h, left : left + w]
+        return dx, dw, db
 
     def _recorded_backward(self, grad, x, weight, bias):
         """The VJP composed of recorded ops (on Tensors, for ``create_graph``): ``Conv2d``'s,
@@ -241,9 +244,11 @@ class _InputGrad:
         offsets = source.reshape(len(source), g, o // g, cg, kh, kw).transpose(0, 4, 5, 1, 2, 3)
         self.offsets = np.ascontiguousarray(offsets, dtype=dtype)
         (top, bottom), (left, right) = op.padding
-        shape = (b * n, c, h + top + bottom, w + left + right)
-        self.padded_dx = new_array(shape, dtype, nhwc=True)  # every chunk overwrites its part
-        self.target = self.padded_dx.transpose(0, 2, 3, 1)  # (B·N, Hp, Wp, C) memory
+        shape = (b, n, c, h + top + bottom, w + left + right)
+        # every chunk overwrites its part; a fresh array (no base) that backward hands on
+        self.padded_dx = np.empty_like(_CHANNELS_LAST, dtype=dtype, order="K", shape=shape)
+        images = self.padded_dx.reshape(b * n, *shape[2:])  # a view: B and N are adjacent
+        self.target = images.transpose(0, 2, 3, 1)  # (B·N, Hp, Wp, C) memory
         self.block = np.empty((step * rows if self.shared else rows, c), dtype=dtype)
 
     def add(self, dz: np.ndarray, lo: int, hi: int) -> None:
