@@ -305,7 +305,7 @@ def _cases():
             lambda m, F: lambda x, w: F.conv2d(x, w, groups=2),
             [T(1, 4, 5, 5), T(4, 2, 3, 3)],
             0,
-            False,
+            True,  # per-sample weights, grouped: one Conv2dPerSample
             True,
         ),
         "conv_transpose2d": (
