@@ -273,7 +273,8 @@ def _getitem(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     index = op.index
     if not levels_of(x) and type(index) is np.ndarray and index.dtype.kind in "iu":
         return batched(_run(op, x), levels)  # (the index is what is batched)
-    return _advanced_first(op, x, levels)
+    out = _advanced_first(op, x, levels)
+    return _advanced_after_slices(op, x, levels) if out is NotImplemented else out
 
 
 def _index_add(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -333,6 +334,41 @@ def _advanced_first(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
         x = lift(x, levels, expand=True)
     new = _fresh(op, index=(*coordinates, *moved, *rest))
     return batched(_run(new, x), levels)
+
+
+def _advanced_after_slices(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
+    """``x[:, i]``: full slices, then integer arrays (some batched) and ints side by side,
+    then slices. The indexed axes are moved to the front, indexed as by
+    :func:`_advanced_first`, and the result's axes put back where NumPy puts them (the
+    broadcast index's in place of the indexed axes)."""
+    parts = op.index if isinstance(op.index, tuple) else (op.index,)
+    lead = 0
+    while lead < len(parts) and isinstance(parts[lead], slice) and parts[lead] == slice(None):
+        lead += 1
+    advanced = lead
+    while advanced < len(parts) and (
+        (type(parts[advanced]) is np.ndarray and parts[advanced].dtype.kind in "iu")
+        or isinstance(parts[advanced], (int, np.integer))
+    ):
+        advanced += 1
+    rank, count = _logical_ndim(x), advanced - lead
+    rest = parts[advanced:]
+    if (
+        not lead
+        or not count
+        or advanced > rank
+        or any(not isinstance(p, slice) and p is not Ellipsis for p in rest)
+    ):
+        return NotImplemented
+    order = (*range(lead, advanced), *range(lead), *range(advanced, rank))
+    moved = dispatch(ops.Transpose(order), x)
+    index = (*parts[lead:advanced], *(slice(None),) * lead, *rest)
+    out = _advanced_first(_fresh(op, index=index), moved, levels)
+    if out is NotImplemented:
+        return out
+    m = max(_logical_ndim(p) for p in parts[lead:advanced] if type(p) is np.ndarray)
+    r = _logical_ndim(out)
+    return dispatch(ops.Transpose((*range(m, m + lead), *range(m), *range(m + lead, r))), out)
 
 
 def _matmul(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -768,16 +804,40 @@ def values_of(ufunc: Callable, operands: Sequence[Any], arrays: Sequence[Any]) -
 
 def _per_sample_when_indices_batched(method: Callable) -> Callable:
     """``method`` (a Tensor method that reads its index argument's values to check them and
-    to shape its result), run once per sample when one of its other arguments is batched:
-    a batch's array is not one sample's index."""
+    to shape its result), when one of its other arguments is batched: by its batched form
+    in ``BATCHED_INDEX_METHODS`` where it has one for the call, else once per sample (a
+    batch's array is not one sample's index)."""
+    batched_form = BATCHED_INDEX_METHODS.get(method.__name__)
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if engine.state.vmapping and any(levels_of(a) for a in tree_flatten((args, kwargs))[0]):
-            return call_per_sample(method, (self, *args), kwargs)
+            out = NotImplemented if batched_form is None else batched_form(self, *args, **kwargs)
+            if out is NotImplemented:
+                return call_per_sample(method, (self, *args), kwargs)
+            return out
         return method(self, *args, **kwargs)
 
     return wrapper
+
+
+def _index_select(self: Tensor, dim: int, index: Any) -> Any:
+    """``index_select`` with a batched index: each sample's 1-D index as an index array
+    along ``dim`` (``x[:, i]``, batched by :func:`_advanced_after_slices`). A 0-d input or
+    index, or an index the checks would refuse, goes the per-sample way (its errors)."""
+    if not isinstance(index, Tensor) or not levels_of(index) or index.ndim != 1 or not self.ndim:
+        return NotImplemented
+    values = index._data
+    if values.dtype.kind not in "iu" or not -self.ndim <= dim < self.ndim:
+        return NotImplemented
+    axis = dim % self.ndim
+    if values.size and (values.min() < 0 or values.max() >= self.shape[axis]):
+        return NotImplemented  # one sample's error, from the loop
+    return self[(slice(None),) * axis + (index,)]
+
+
+#: the batched forms of the methods below, for a batched index (NotImplemented: a loop)
+BATCHED_INDEX_METHODS: dict[str, Callable] = {"index_select": _index_select}
 
 
 #: the Tensor methods (``core/methods/indexing.py``) that read an index's values in Python

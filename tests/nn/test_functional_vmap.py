@@ -194,7 +194,7 @@ def _cases():
             lambda m, F: lambda x, i: x.index_select(0, i),
             [T(5, 2), I(5, 3)],
             0,
-            False,
+            True,  # a batched index: x[i], batched by the getitem rule
             True,
         ),
         "scatter": (
