@@ -282,7 +282,7 @@ def _index_add(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     an indexed region out of place: with an index that means the same behind the batch
     axes, the batch axes lead the shape and the index."""
     if not _prefixable(op.index):
-        return NotImplemented
+        return _index_add_advanced(op, inputs, levels)
     k = len(levels)
     if isinstance(op, ops.IndexAdd):
         (values,) = inputs
@@ -298,6 +298,79 @@ def _index_add(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     new = _fresh(op, index=_prefixed(op.index, k))
     lifted = lift(value, levels, region) if levels_of(value) else value
     return batched(_run(new, lift(x, levels, expand=True), lifted), levels)
+
+
+def _advanced_parts(index: Any) -> tuple[int, tuple, tuple] | None:
+    """An index of full slices, then integer arrays and ints side by side (an array among
+    them), then slices or Ellipsis: (the number of full slices, the arrays and ints, the
+    rest); None for any other."""
+    parts = index if isinstance(index, tuple) else (index,)
+    lead = 0
+    while lead < len(parts) and isinstance(parts[lead], slice) and parts[lead] == slice(None):
+        lead += 1
+    end = lead
+    while end < len(parts) and (
+        (type(parts[end]) is np.ndarray and parts[end].dtype.kind in "iu")
+        or isinstance(parts[end], (int, np.integer))
+    ):
+        end += 1
+    advanced, rest = parts[lead:end], parts[end:]
+    if not any(type(p) is np.ndarray for p in advanced) or any(
+        not isinstance(p, slice) and p is not Ellipsis for p in rest
+    ):
+        return None
+    return lead, advanced, rest
+
+
+def _index_add_advanced(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Any:
+    """Indexing's VJP (``IndexAdd``) and out-of-place setitem (``SetItem``: index_copy,
+    index_fill) at an index of per-sample arrays (:func:`_advanced_parts`): each sample's
+    coordinates in front of the arrays, the full slices between. NumPy then puts the batch
+    and the index's dimensions first, so the values' leading (sliced) axes go behind them."""
+    parsed = _advanced_parts(op.index)
+    if parsed is None:
+        return NotImplemented
+    lead, advanced, rest = parsed
+    k, sizes = len(levels), _sizes(levels)
+    shape = op.shape if isinstance(op, ops.IndexAdd) else tuple(inputs[0].shape)
+    rank = max(_logical_ndim(p) for p in advanced if type(p) is np.ndarray)
+    trailing = len(shape) - lead - len(advanced)
+    if trailing < 0 or sum(p is Ellipsis for p in rest) > 1:
+        return NotImplemented  # the op's own error, from one sample
+    coordinates = [
+        np.arange(n).reshape((1,) * i + (n,) + (1,) * (k - i - 1 + rank))
+        for i, n in enumerate(sizes)
+    ]
+    moved = [
+        np.asarray(lift(p, levels, rank)) if type(p) is np.ndarray and levels_of(p)
+        else np.reshape(p, (1,) * k + np.shape(p)) if type(p) is np.ndarray else p
+        for p in advanced
+    ]  # fmt: skip
+    index = (*coordinates, *(slice(None),) * lead, *moved, *rest)
+    region = lead + rank + trailing  # the values' logical rank: (sliced, index, rest)
+
+    def arranged(values: Any) -> Any:
+        """Values of the region's logical shape as NumPy's assignment takes them: (batch,
+        index, sliced, rest)."""
+        v = lift(values, levels, region, expand=True)
+        if not lead:
+            return v
+        order = (*range(k), *range(k + lead, k + lead + rank), *range(k, k + lead))
+        return _run(ops.Transpose((*order, *range(k + lead + rank, k + region))), v)
+
+    if isinstance(op, ops.IndexAdd):
+        (values,) = inputs
+        if _logical_ndim(values) != region:
+            return NotImplemented
+        new = _fresh(op, shape=(*sizes, *op.shape), index=index)
+        return batched(_run(new, arranged(values)), levels)
+    x, value = inputs
+    if isinstance(value, Tensor) or type(value) is np.ndarray:
+        if _logical_ndim(value) > region:
+            return NotImplemented
+        value = arranged(value) if (levels_of(value) or _logical_ndim(value)) else value
+    new = _fresh(op, index=index)
+    return batched(_run(new, lift(x, levels, expand=True), value), levels)
 
 
 def _advanced_first(op: ops.Op, x: Any, levels: tuple[int, ...]) -> Any:
@@ -677,7 +750,7 @@ RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
 
 
 #: the rules that handle an op whose settings hold batched arrays (others loop)
-_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy", "gather", "positions"}
+_TAKES_BATCHED_SETTINGS = {"getitem", "cross_entropy", "gather", "positions", "index_add"}
 
 
 # --------------------------------------------------------------------------- the fallback
@@ -836,8 +909,61 @@ def _index_select(self: Tensor, dim: int, index: Any) -> Any:
     return self[(slice(None),) * axis + (index,)]
 
 
+def _along(self: Tensor, dim: int, index: Any, source: Any) -> tuple | None:
+    """For ``index_add``/``index_copy``/``index_fill`` of a float tensor with a batched
+    1-D index within the dimension and a source of the exact shape and dtype: the index
+    (``(:, …, index)``, its array batched) they address. None for anything else, which goes
+    the per-sample way (with each method's own checks and errors)."""
+    if not isinstance(index, Tensor) or not levels_of(index) or index.ndim != 1:
+        return None
+    values = index._data
+    if self.dtype.kind != "f" or not self.ndim or values.dtype.kind not in "iu":
+        return None
+    if not -self.ndim <= dim < self.ndim:
+        return None
+    axis = dim % self.ndim
+    if values.size and (values.min() < 0 or values.max() >= self.shape[axis]):
+        return None
+    if source is not None:
+        expected = (*self.shape[:axis], index.shape[0], *self.shape[axis + 1 :])
+        if not isinstance(source, Tensor) or tuple(source.shape) != expected:
+            return None
+        if source.dtype != self.dtype:
+            return None
+    return (slice(None),) * axis + (values,)
+
+
+def _index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: float = 1) -> Any:
+    """``index_add`` with a batched index: ``self`` plus the (alpha-scaled) source added
+    into zeros at each sample's index (``IndexAdd``, batched by :func:`_index_add_advanced`)."""
+    where = _along(self, dim, index, source)
+    if where is None:
+        return NotImplemented
+    scaled = source if alpha == 1 else source * alpha
+    return self + engine.apply(ops.IndexAdd(tuple(self.shape), where), scaled)
+
+
+def _index_copy(self: Tensor, dim: int, index: Any, source: Any) -> Any:
+    """``index_copy`` with a batched index: one out-of-place setitem (``SetItem``)."""
+    where = _along(self, dim, index, source)
+    return NotImplemented if where is None else engine.apply(ops.SetItem(where), self, source)
+
+
+def _index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
+    """``index_fill`` of a number with a batched index: one out-of-place setitem."""
+    where = _along(self, dim, index, None)
+    if where is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return NotImplemented
+    return engine.apply(ops.SetItem(where), self, value)
+
+
 #: the batched forms of the methods below, for a batched index (NotImplemented: a loop)
-BATCHED_INDEX_METHODS: dict[str, Callable] = {"index_select": _index_select}
+BATCHED_INDEX_METHODS: dict[str, Callable] = {
+    "index_select": _index_select,
+    "index_add": _index_add,
+    "index_copy": _index_copy,
+    "index_fill": _index_fill,
+}
 
 
 #: the Tensor methods (``core/methods/indexing.py``) that read an index's values in Python
