@@ -143,7 +143,8 @@ class Conv2dPerSample(Op):
                     _product(cols[:, :, k], weights, part[:, :, k * og : (k + 1) * og])
             if bias is not None:
                 part += bias[lo:hi, None, :]
-        self.saved = x
+        # all the windows in one chunk (a small im2col): kept for backward, which reuses them
+        self.saved = (x, cols) if len(chunks) == 1 else (x, None)
         return result
 
     # ------------------------------------------------------------------ VJP
@@ -166,9 +167,11 @@ class Conv2dPerSample(Op):
         if need_x:
             step = chunks[0][1] if chunks else 0
             scatter = _InputGrad(self, weight, x.shape, out_hw, dtype, step)
+        saved_x, kept = self.saved if isinstance(self.saved, tuple) else (None, None)
         for lo, hi in chunks:  # each chunk's windows rebuilt from the input, in cache
             if need_w:
-                cols = self._unfold(windows, scratch, n, lo, hi)
+                one = kept is not None and saved_x is x and kept.shape[0] == hi - lo
+                cols = kept if one else self._unfold(windows, scratch, n, lo, hi)
                 for k in range(g):
                     part = dz[lo:hi, :, k * og : (k + 1) * og].transpose(0, 2, 1)
                     _product(part, cols[:, :, k], dwm[lo:hi, k])
