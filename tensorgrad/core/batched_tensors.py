@@ -243,6 +243,8 @@ def lift(value: Any, levels: tuple[int, ...], rank: int | None = None, expand: b
     full = (*_sizes(levels), *pad, *logical) if expand else shape
     if not isinstance(value, Tensor):
         return np.broadcast_to(array.reshape(shape), full)
+    if not own and full != shape:  # only new leading axes: one broadcast makes them (NumPy's)
+        return _run(ops.BroadcastTo(full), value)
     out = value if array.shape == shape else _run(ops.Reshape(shape), value)
     if full != shape:
         out = _run(ops.BroadcastTo(full), out)

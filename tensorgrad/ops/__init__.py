@@ -16,6 +16,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, conv_transpose2d, unfold (im2col), fold (col2im), constant padding
 ``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
+``batched_conv``   conv2d with a weight per sample: what vmap's per-sample gradients run
 ``pool``           max, average and adaptive average pooling
 ``recurrent``      the gate arithmetic of the LSTM and GRU cells, and their whole layers
 ``attention``      scaled dot-product attention

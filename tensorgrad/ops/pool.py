@@ -335,8 +335,11 @@ def _route_tiles(op: MaxPool2d, grad, out, x, dx, axes) -> None:
     # splitting axes of a slice is always a view: dx's blocks are written in place
     x_blocks, dx_blocks = x[region].reshape(blocks), dx[region].reshape(blocks)
     hit = np.equal(x_blocks, out.reshape(pooled))
+    nan = _has_nan(out)
+    # one hit per window (no ties, no NaN window): the first-maximum rule has nothing to do
+    ties = nan or np.count_nonzero(hit) != out.size
     taken = None
-    for a in range(kh):
+    for a in range(kh if ties else 0):
         for b in range(kw):
             index = [slice(None)] * 6
             index[window[0]], index[window[1]] = a, b
@@ -346,13 +349,15 @@ def _route_tiles(op: MaxPool2d, grad, out, x, dx, axes) -> None:
             else:
                 np.greater(offset, taken, out=offset)  # a hit where no earlier offset hit
                 taken |= offset
+    if axes == (1, 2) and not grad.flags.c_contiguous:  # in x's order: a small copy
+        grad = np.ascontiguousarray(grad)  # that the product over the input then runs faster on
     upstream = grad.reshape(pooled)
     if finite(grad):  # exact: x · 1 = x, x · 0 = 0
         np.multiply(hit, upstream, out=dx_blocks)
     else:  # ∞ · 0 would be NaN: a masked copy leaves the losers at exactly 0
         dx_blocks[...] = 0
         np.copyto(dx_blocks, upstream, where=hit)
-    if _has_nan(out):
+    if nan:
         _to_last_nan(op, grad, out, x, dx, axes)
 
 

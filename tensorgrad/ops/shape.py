@@ -25,7 +25,8 @@ class Reshape(Op):
         return x.reshape(self.shape)
 
     def backward(self, grad, out, x):
-        return (grad.reshape(shape_of(x)),)
+        shape = shape_of(x)  # the same shape: the gradient itself (still free to reuse)
+        return (grad if shape_of(grad) == shape else grad.reshape(shape),)
 
     jvp = linear_jvp  # linear in its inputs: the op itself maps the tangents
 

@@ -478,6 +478,30 @@ def test_max_pool_ties_go_to_the_first_maximum_in_row_major_order():
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool_tiles_with_one_hit_per_window_on_average_still_apply_the_rules(channels_last):
+    """Tiling windows, one of them NaN (no hit) and one tied (two hits): as many hits as
+    windows, which must not pass for 'no ties' (the tiles' shortcut); in either layout, the
+    upstream gradient in the other."""
+    plane = [[np.nan, 1.0, 5.0, 5.0], [1.0, 1.0, 0.0, 0.0]]
+    values = np.array([[plane, plane]])  # two channels, so that the layouts differ
+    if channels_last:
+        values = np.ascontiguousarray(values.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    x = tg.Tensor(values, requires_grad=True)
+    out = F.max_pool2d(x, 2)
+    out.backward(np.array([[[[2.0, 3.0]], [[2.0, 3.0]]]]))
+    assert np.isnan(out.numpy()[0, :, 0, 0]).all() and (out.numpy()[0, :, 0, 1] == 5.0).all()
+    expected = np.zeros((2, 4))
+    expected[0, 0] = 2.0  # the NaN window's only NaN
+    expected[0, 2] = 3.0  # the tied window's first maximum
+    for channel in x.grad.numpy()[0]:
+        np.testing.assert_array_equal(channel, expected)
+    tied = tg.Tensor(values[..., 2:], requires_grad=True)  # the tie alone: ones, no NaN
+    F.max_pool2d(tied, 2).backward(np.ones((1, 2, 1, 1)))
+    for channel in tied.grad.numpy()[0]:
+        np.testing.assert_array_equal(channel, [[1.0, 0.0], [0.0, 0.0]])
+
+
 def test_max_pool_overlapping_windows_add_up_and_nan_goes_to_the_last_nan():
     x = leaf([[[[1.0, 7.0, 2.0], [0.0, 3.0, 7.0], [np.nan, 1.0, np.nan]]]])
     out = F.max_pool2d(x, 2, stride=1)

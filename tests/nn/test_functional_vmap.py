@@ -194,7 +194,7 @@ def _cases():
             lambda m, F: lambda x, i: x.index_select(0, i),
             [T(5, 2), I(5, 3)],
             0,
-            False,
+            True,  # a batched index: x[i], batched by the getitem rule
             True,
         ),
         "scatter": (
@@ -208,21 +208,21 @@ def _cases():
             lambda m, F: lambda x, i, s: x.index_add(0, i, s),
             [T(5, 2), I(5, 3), T(3, 2)],
             0,
-            False,
+            True,  # a batched index: one op at each sample's positions
             True,
         ),
         "index_copy": (
             lambda m, F: lambda x, i, s: x.index_copy(0, i, s),
             [T(5, 2), d["perm"](5, 3), T(3, 2)],
             0,
-            False,
+            True,  # a batched index: one op at each sample's positions
             True,
         ),
         "index_fill": (
             lambda m, F: lambda x, i: x.index_fill(0, i, 7.0),
             [T(5, 2), I(5, 3)],
             0,
-            False,
+            True,  # a batched index: one op at each sample's positions
             True,
         ),
         "index_put_accumulate": (
@@ -305,7 +305,7 @@ def _cases():
             lambda m, F: lambda x, w: F.conv2d(x, w, groups=2),
             [T(1, 4, 5, 5), T(4, 2, 3, 3)],
             0,
-            False,
+            True,  # per-sample weights, grouped: one Conv2dPerSample
             True,
         ),
         "conv_transpose2d": (

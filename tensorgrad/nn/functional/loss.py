@@ -358,6 +358,8 @@ def _nll_loss_per_sample(
     if counted.size and (counted.min() < 0 or counted.max() >= classes):
         bad = int(counted.min() if counted.min() < 0 else counted.max())
         raise IndexError(f"nll_loss: target class {bad} is out of range for {classes} classes")
+    if weights is None and counted.size == values.size:  # the usual case: every target counts
+        return _reduce(-log_probs.gather(1, target.reshape(n, 1)).reshape(n), reduction)
     kept = target != ignore_index
     safe = where(kept, target, 0)
     picked = log_probs.gather(1, safe.reshape(n, 1)).reshape(n)

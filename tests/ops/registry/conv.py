@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+import tensorgrad as tg
+from tensorgrad.nn import functional as F
 from tensorgrad.nn import functional as FC
 from tensorgrad.nn.functional.conv import conv2d_relu, conv2d_relu_max_pool2d
 from tests.ops.registry.core import ErrorInput, OpInfo, Sample, exempt, register, uniform
@@ -394,6 +396,51 @@ register(
     )
 )
 register(OpInfo("pad", FC.pad, _pad_ref, _pad_samples, errors=_PAD_ERRORS))
+
+
+# --------------------------------------------------------------------------- per-sample weights
+def _conv2d_per_sample(x, w, *bias, **kwargs):
+    """``conv2d`` under ``vmap`` with a weight (and bias) per sample: what per-sample
+    gradients run (``ops.batched_conv.Conv2dPerSample``). Written with ``tg.func`` and ``F``
+    only, so that it reads as ``torch.func`` code where PyTorch stands in for them."""
+    return tg.func.vmap(lambda xi, wi, *bi: F.conv2d(xi, wi, *bi, **kwargs))(x, w, *bias)
+
+
+def _conv2d_per_sample_ref(x, w, *bias, **kwargs):
+    rows = [_conv2d_ref(x[i], w[i], *(b[i] for b in bias), **kwargs) for i in range(len(x))]
+    return np.stack(rows) if rows else np.zeros((0, *x.shape[1:2], w.shape[1], 1, 1))
+
+
+def _conv2d_per_sample_samples(rng: np.random.Generator) -> list[Sample]:
+    def s(desc, b, x_shape, w_shape, bias=True, layouts="", **kwargs):
+        args = [uniform(rng, (b, *x_shape)), uniform(rng, (b, *w_shape))]
+        if bias:
+            args.append(uniform(rng, (b, w_shape[0])))
+        return Sample(tuple(args), kwargs, desc, tuple(layouts))
+
+    return [
+        s("basic", 2, (1, 2, 5, 4), (3, 2, 3, 3)),
+        s("tiny", 2, (1, 1, 3, 3), (1, 1, 2, 2)),  # full Jacobian, second derivatives
+        s("images_per_sample", 2, (3, 2, 4, 4), (2, 2, 2, 2), padding=1),
+        s("no_bias", 3, (1, 2, 4, 3), (2, 2, 2, 2), bias=False),
+        s("groups", 2, (1, 4, 4, 4), (6, 2, 3, 3), groups=2, padding=(1, 0)),
+        s("depthwise", 2, (2, 3, 4, 4), (3, 1, 3, 3), groups=3),
+        s("stride_dilation", 2, (1, 2, 7, 7), (2, 2, 2, 3), stride=(2, 1), dilation=(1, 2)),
+        s("same_even_kernel", 2, (1, 2, 5, 4), (2, 2, 2, 4), padding="same", dilation=(1, 2)),
+        s("size1", 1, (1, 1, 1, 1), (1, 1, 1, 1)),
+        s("zero_images", 2, (0, 2, 4, 4), (3, 2, 3, 3)),
+        s("views", 2, (2, 3, 4, 5), (4, 3, 2, 2), layouts="TSS", stride=2, padding=1),
+    ]
+
+
+register(
+    OpInfo(
+        "conv2d_per_sample",
+        _conv2d_per_sample,
+        _conv2d_per_sample_ref,
+        _conv2d_per_sample_samples,
+    )
+)
 
 
 # --------------------------------------------------------------------------- transposed

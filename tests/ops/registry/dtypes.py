@@ -48,6 +48,7 @@ TABLE: dict[str, Dtypes] = {
     # remainders on bool tensors
     **_rows(
         """relu einsum tensordot cross conv2d conv2d_relu conv2d_relu_max_pool2d conv1d sub
+        conv2d_per_sample
         rsub_scalar neg pow_tensor mod_operator div_floor div_trunc floor ceil round trunc
         abs matmul tg_matmul linear_chain binary_cross_entropy_with_logits max_pool2d
         scatter_reduce_mean scatter_reduce_mean_exclude_self median_dim kthvalue remainder
