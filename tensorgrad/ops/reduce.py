@@ -249,6 +249,8 @@ class Prod(_Reduction):
             return np.prod(x, axis=axes, keepdims=self.keepdims, dtype=np.result_type(x))
 
     def backward(self, grad, out, x):
+        if not np.ndim(x):  # the product of one 0-d element: the identity (PyTorch's, at inf too)
+            return (grad,)
         g = self._expand(grad, x)
         zero = x == 0
         if not np.any(zero):

@@ -33,8 +33,8 @@ class Cumprod(Op):
             return np.cumprod(x, axis=self.axis)
 
     def backward(self, grad, out, x):
-        if not np.ndim(x) or not np.size(x):
-            return (grad,)
+        if not np.ndim(x) or not np.size(x) or np.shape(x)[self.axis] == 1:
+            return (grad,)  # one element per scan: the identity (exact at inf, PyTorch's)
         axis = self.axis
         # the masks come from x's values (constants); the arithmetic runs on arrays, or on
         # Tensors when the backward is recorded (create_graph), by the same code
@@ -56,7 +56,7 @@ class Cumprod(Op):
 
     def jvp(self, tangents, out, x):
         (t,) = tangents
-        if not np.ndim(x) or not np.size(x):
+        if not np.ndim(x) or not np.size(x) or np.shape(x)[self.axis] == 1:
             return t
         axis = self.axis
         if not (x == 0).any():
@@ -105,8 +105,8 @@ class LogCumSumExp(Op):
         return np.logaddexp.accumulate(x, axis=self.axis)
 
     def backward(self, grad, out, x):
-        if not np.ndim(x) or not np.size(x):
-            return (grad,)
+        if not np.ndim(x) or not np.size(x) or np.shape(x)[self.axis] == 1:
+            return (grad,)  # one element per scan: the identity (exact at inf, PyTorch's)
         axis = self.axis
         if not isinstance(x, np.ndarray):  # on Tensors (create_graph): the formula recorded,
             # shifted by the largest output (a constant) so that the exponentials stay finite
@@ -134,7 +134,7 @@ class LogCumSumExp(Op):
 
     def jvp(self, tangents, out, x):
         (t,) = tangents
-        if not np.ndim(x) or not np.size(x):
+        if not np.ndim(x) or not np.size(x) or np.shape(x)[self.axis] == 1:
             return t
         shift = np.max(x, axis=self.axis, keepdims=True)
         shift = np.where(np.isfinite(shift), shift, 0)

@@ -302,6 +302,18 @@ for _name in ("inner", "einsum", "tensordot", "kron"):
     _also(_name, _bool)
 
 
+# the limits where PyTorch's formulas meet inf/inf or inf·0: copysign's gradient at ±inf is
+# ±1 (PyTorch: NaN); aminmax sends a NaN's gradient to the NaN, as amax and amin do; digamma
+# and polygamma at their poles (0, -1, -2, ...) are inf (PyTorch's trigamma: a large number),
+# and their slopes at ±inf the limits (PyTorch: NaN)
+for _name in ("copysign", "copysign_", "aminmax"):
+    _also(_name, _special)
+for _name in ("digamma", "digamma_", "polygamma", "polygamma_"):
+    _also(_name, lambda args: any(isinstance(a, np.ndarray) and a.dtype.kind in "iuf"
+                                  and bool(np.any(np.isinf(a) | ((a <= 0) & (np.floor(a) == a))))
+                                  for a in args))  # fmt: skip
+
+
 def _no_channels(args: tuple) -> bool:
     return bool(args) and np.ndim(args[0]) >= 2 and np.shape(args[0])[1] == 0
 
@@ -310,11 +322,6 @@ def _no_channels(args: tuple) -> bool:
 # either and before its kernel's dtype check (so of bools too); tensorgrad's result has the
 # weight's output channels (zeros: an empty sum), and it refuses bools always
 DIFFERENCES["conv1d"] = DIFFERENCES["conv2d"] = _no_channels
-
-# polygamma at its poles (0, -1, -2, ...): tensorgrad's inf, PyTorch's trigamma a large number
-DIFFERENCES["polygamma"] = DIFFERENCES["polygamma_"] = lambda args: any(
-    isinstance(a, np.ndarray) and bool(np.any((a <= 0) & (np.floor(a) == a))) for a in args
-)
 
 #: where both raise but PyTorch's error type is an accident of its implementation, any type
 #: passes (docs/porting.md): a 2-D input to avg_pool2d (and lp_pool2d), unfold or baddbmm

@@ -107,8 +107,10 @@ class CompositionMethods:
         return bool(self._data.reshape(()))
 
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-        """``self + value · tensor1 · tensor2`` (the optimizers' update)."""
-        product = engine.as_tensor(tensor1) * tensor2
+        """``self + value · tensor1 · tensor2`` (the optimizers' update), in the three's
+        promoted dtype (a float32 product added to float64 would round first)."""
+        t1, t2 = _promoted_with(self, tensor1, tensor2)
+        product = t1 * t2
         if product.dtype == np.bool_ or self.dtype == np.bool_:
             raise NotImplementedError('"addcmul" not implemented for bool tensors')
         return self + product * value if value != 1 else self + product
@@ -217,3 +219,11 @@ class CompositionMethods:
 
     def resolve_neg(self) -> Any:
         return self
+
+
+def _promoted_with(x: Any, *others: Any) -> list:
+    """``others`` as tensors in the dtype ``x`` and they promote to (cast only where one
+    differs, so the optimizers' same-dtype calls pay nothing)."""
+    tensors = [engine.as_tensor(o) for o in others]
+    dtype = array_backend.result_type(x._data, *(t._data for t in tensors))
+    return [t if t.dtype == dtype else t.to(dtype) for t in tensors]
