@@ -125,10 +125,10 @@ class Hardswish(Op):
         return np.where(v <= -3, 0.0, np.where(v < 3, x / 3 + 0.5, 1.0))
 
     def backward(self, grad, out, x):
-        return (grad * self._slope(x).astype(grad.dtype, copy=False),)
+        return (grad * self._slope(x),)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * self._slope(x).astype(tangents[0].dtype, copy=False)
+        return tangents[0] * self._slope(x)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

@@ -108,6 +108,15 @@ register(
     )
 )
 
+register(
+    OpInfo(
+        "hardswish",
+        lambda x: tg.nn.functional.hardswish(x),
+        lambda x: x * np.clip(x + 3, 0, 6) / 6,
+        unary_samples(lambda r, s: away(r, s, kinks=(-3.0, 3.0), low=-5.0, high=5.0)),
+    )
+)
+
 
 def _prelu_samples(rng: np.random.Generator) -> list[Sample]:
     """An input away from the kink with one slope (0-d weight) or one per channel (dim 1)."""

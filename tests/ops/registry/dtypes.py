@@ -35,7 +35,7 @@ TABLE: dict[str, Dtypes] = {
     # PyTorch's float-only kernels: the activations, softmax, the norms and losses, the
     # means and variances, and what is computed in float whatever the input
     **_rows(
-        """leaky_relu_0.01 leaky_relu_0.2 prelu gelu_none gelu_tanh softmax log_softmax hypot
+        """leaky_relu_0.01 leaky_relu_0.2 prelu hardswish gelu_none gelu_tanh softmax log_softmax hypot
         logaddexp logaddexp2 cdist rms_norm cosine_similarity cross_entropy layer_norm lerp
         adaptive_avg_pool2d avg_pool2d_backward softplus elu silu binary_cross_entropy
         binary_cross_entropy_weighted binary_cross_entropy_with_logits_weighted
@@ -58,6 +58,8 @@ TABLE: dict[str, Dtypes] = {
     **_rows("argmax argmin", Dtypes(NUMBERS, ())),
     # the transposed convolutions and average pooling: PyTorch's CPU kernels take int64
     **_rows("conv_transpose2d conv_transpose1d avg_pool2d", Dtypes(("int64", *FLOATING))),
+    # PyTorch's im2col and col2im kernels: floats and bools
+    **_rows("unfold fold", Dtypes(("bool", *FLOATING))),
     # alpha = -1.5 is cast to an integer self's dtype: -1 does not fit uint8 (PyTorch's error)
     "index_add_along_dim": Dtypes(tuple(d for d in ALL if d != "uint8")),
 }

@@ -185,7 +185,7 @@ _AVG_POOL_ERRORS = (
 _ADAPTIVE_ERRORS = (
     _one_error((1, 1, 0, 5), ValueError, r"^adaptive_avg_pool2d: input of shape \(1, 1, 0, 5\) "
                r"is empty in a non-batch dimension", "empty_plane", output_size=2),
-    _one_error((5, 5), ValueError, r"^adaptive_avg_pool2d: expected a 3-D \(unbatched\) or 4-D",
+    _one_error((5,), ValueError, r"^adaptive_avg_pool2d: expected a 3-D \(unbatched\) or 4-D",
                "ndim", output_size=2),
     _one_error((1, 1, 4, 4), ValueError, r"^adaptive_avg_pool2d: output_size must hold "
                r"non-negative ints or None, got -1", "negative", output_size=-1),
