@@ -35,8 +35,8 @@ TABLE: dict[str, Dtypes] = {
     # PyTorch's float-only kernels: the activations, softmax, the norms and losses, the
     # means and variances, and what is computed in float whatever the input
     **_rows(
-        """leaky_relu_0.01 leaky_relu_0.2 prelu hardswish gelu_none gelu_tanh softmax log_softmax hypot
-        logaddexp logaddexp2 cdist rms_norm cosine_similarity cross_entropy layer_norm lerp
+        """leaky_relu_0.01 leaky_relu_0.2 prelu hardswish gelu_none gelu_tanh softmax log_softmax
+        hypot logaddexp logaddexp2 cdist rms_norm cosine_similarity cross_entropy layer_norm lerp
         adaptive_avg_pool2d avg_pool2d_backward softplus elu silu binary_cross_entropy
         binary_cross_entropy_weighted binary_cross_entropy_with_logits_weighted
         cross_entropy_weighted nll_loss l1_loss smooth_l1_loss huber_loss mean
