@@ -668,6 +668,36 @@ class Clip(Op):
         return add_tangents(*terms)
 
 
+class Lerp(Op):
+    """``start + weight · (end − start)``, by PyTorch's two formulas (``end − (end − start) ·
+    (1 − weight)`` where ``|weight| ≥ 1/2``, exact at weight 1); its slopes are PyTorch's,
+    ``1 − weight``, ``weight`` and ``end − start``, without the ``inf · 0`` a composition of
+    the two formulas meets at an infinite weight."""
+
+    batching = "elementwise"
+
+    def forward(self, start, end, weight):
+        diff = end - start
+        small = np.abs(weight) < 0.5
+        return np.where(small, start + weight * diff, end - diff * (1 - weight))
+
+    def backward(self, grad, out, start, end, weight):
+        ns, ne, nw = self.needs_input_grad
+        return (
+            sum_to(grad * (1 - weight), shape_of(start)) if ns else None,
+            sum_to(grad * weight, shape_of(end)) if ne else None,
+            sum_to(grad * (end - start), shape_of(weight)) if nw else None,
+        )
+
+    def jvp(self, tangents, out, start, end, weight):
+        ts, te, tw = tangents
+        return add_tangents(
+            None if ts is None else ts * (1 - weight),
+            None if te is None else te * weight,
+            None if tw is None else tw * (end - start),
+        )
+
+
 def _tie_weights(x: Any, y: Any, grad: Any) -> Any:
     """1 where x wins, 0 where y wins, 1/2 on ties: tied inputs split the gradient evenly."""
     return ((x > y) + (x == y) * 0.5).astype(grad.dtype)

@@ -218,14 +218,9 @@ class ArithmeticMethods:
                     f"lerp: expected dtype {self.dtype} for `{what}` but got dtype {other.dtype}"
                 )
         floating_kernel("lerp_kernel_tensor", self)
-        w = _raw(weight)
-        low = (np.abs(w) < 0.5) if np.ndim(w) or isinstance(w, np.ndarray) else abs(w) < 0.5
-        diff = end - self
-        small = self + weight * diff
-        large = end - diff * (1 - weight)
-        if isinstance(low, bool):
-            return small if low else large
-        return functions.where(low, small, large)
+        if not isinstance(weight, engine.Tensor):  # a number: a constant of self's dtype
+            weight = np.asarray(weight, dtype=self.dtype)
+        return apply(ops.Lerp(), self, end, weight)
 
     def atan2_(self, other: Any) -> Any:
         return apply_inplace(ops.Atan2(), self, engine.operand(other))
