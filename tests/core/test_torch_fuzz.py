@@ -304,10 +304,11 @@ for _name in ("inner", "einsum", "tensordot", "kron"):
 
 # the limits where PyTorch's formulas meet inf/inf or inf·0: copysign's gradient at ±inf is
 # ±1 (PyTorch: NaN); aminmax sends a NaN's gradient to the NaN, as amax and amin do; the mean
-# of std_mean and var_mean of a tensor holding inf is inf (PyTorch's one pass: NaN); digamma
+# of std_mean and var_mean of a tensor holding inf is inf (PyTorch's one pass: NaN); along a
+# length-1 dim logcumsumexp is the identity, its gradient 1 at -inf (PyTorch: NaN); digamma
 # and polygamma at their poles (0, -1, -2, ...) are inf (PyTorch's trigamma: a large number),
 # and their slopes at ±inf the limits (PyTorch: NaN)
-for _name in ("copysign", "copysign_", "aminmax", "std_mean", "var_mean"):
+for _name in ("copysign", "copysign_", "aminmax", "std_mean", "var_mean", "logcumsumexp"):
     _also(_name, _special)
 for _name in ("digamma", "digamma_", "polygamma", "polygamma_"):
     _also(_name, lambda args: any(isinstance(a, np.ndarray) and a.dtype.kind in "iuf"

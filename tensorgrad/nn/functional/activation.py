@@ -74,15 +74,18 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 # --------------------------------------------------------------------------- more activations
 # composed of existing ops: no VJP of their own
-def _between(x: Tensor, low: float, high: float) -> Tensor:
+def _between(x: Tensor, low: float, high: float, nan_passes: bool = True) -> Tensor:
     """``x`` clamped into [low, high], with PyTorch's hardtanh gradient: 1 strictly inside
-    (and at NaN), 0 at the bounds and outside (``clamp`` passes it at the bounds too)."""
+    (and at NaN, unless not ``nan_passes``), 0 at the bounds and outside (``clamp`` passes it
+    at the bounds too)."""
     data = x._data
     if data.dtype.kind != "f":  # no gradient to shape: PyTorch keeps the integer dtype
         return batching.like(x, wrap(np.clip(data, low, high).astype(data.dtype)))
     # strictly inside, or NaN (PyTorch's test is "not at or beyond a bound"); comparisons of
     # tensors, so that inside vmap each sample has its own
-    inside = ((x > low) & (x < high)) | (x != x)
+    inside = (x > low) & (x < high)
+    if nan_passes:  # hardtanh's (not hardsigmoid's)
+        inside = inside | (x != x)
     return where(inside, x, x.detach().clamp(low, high))
 
 
@@ -168,7 +171,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``: 0 below −3, 1 above 3, linear between."""
     x = floating_kernel("hardsigmoid", as_tensor(input))
-    return _written_back(x, lambda v: _between(v + 3.0, 0.0, 6.0) / 6.0, inplace)
+    return _written_back(x, lambda v: _between(v + 3.0, 0.0, 6.0, nan_passes=False) / 6.0, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
