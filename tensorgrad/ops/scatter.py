@@ -59,6 +59,8 @@ class ScatterReduce(Op):
     def _src(self, src):
         src = src.reshape(1) if not np.ndim(src) else src
         shape = np.broadcast_shapes(*(np.shape(p) for p in self.positions))
+        if len(shape) != np.ndim(src):  # an empty index of another rank: nothing is taken
+            return src.reshape(-1)[:0].reshape(shape)
         return src[tuple(slice(n) for n in shape)]
 
     def forward(self, x, src):
