@@ -312,7 +312,7 @@ def _cases():
             lambda m, F: lambda x, w: F.conv_transpose2d(x, w),
             [T(1, 3, 4, 4), T(3, 2, 3, 3)],
             0,
-            False,
+            True,  # per-sample weights: one grouped transposed convolution
             True,
         ),
         "linear_per_sample": (
