@@ -989,8 +989,39 @@ def _index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     return engine.apply(ops.SetItem(where), self, value)
 
 
+def _scatter(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None, **kw) -> Any:
+    """``scatter`` (no reduction) of a float tensor with a batched index: one out-of-place
+    setitem at the positions each sample's index names (along ``dim`` its values, along the
+    other dimensions their own coordinates), of the source's part of the index's shape."""
+    src = value if src is None else src
+    if kw or not isinstance(index, Tensor) or not levels_of(index) or not self.ndim:
+        return NotImplemented
+    values, r = index._data, self.ndim
+    if self.dtype.kind != "f" or values.dtype.kind not in "iu" or index.ndim != r:
+        return NotImplemented
+    if not -r <= dim < r:
+        return NotImplemented
+    axis, shape = dim % r, tuple(index.shape)
+    if any(shape[d] > self.shape[d] for d in range(r) if d != axis):
+        return NotImplemented
+    if values.size and (values.min() < 0 or values.max() >= self.shape[axis]):
+        return NotImplemented
+    if isinstance(src, Tensor):
+        if src.ndim != r or src.dtype != self.dtype or any(a > b for a, b in zip(shape, src.shape)):
+            return NotImplemented
+        src = src[tuple(slice(n) for n in shape)]
+    elif not isinstance(src, (int, float)) or isinstance(src, bool):
+        return NotImplemented
+    positions = tuple(
+        values if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (r - d - 1))
+        for d, n in enumerate(shape)
+    )
+    return engine.apply(ops.SetItem(positions), self, src)
+
+
 #: the batched forms of the methods below, for a batched index (NotImplemented: a loop)
 BATCHED_INDEX_METHODS: dict[str, Callable] = {
+    "scatter": _scatter,
     "index_select": _index_select,
     "index_add": _index_add,
     "index_copy": _index_copy,

@@ -201,7 +201,7 @@ def _cases():
             lambda m, F: lambda x, i, s: x.scatter(1, i, s),
             [T(3, 5), d["perm"](5, 3)[:, None, :].repeat(3, 1), T(3, 3)],
             0,
-            False,
+            True,  # a batched index: one setitem at each sample's positions
             True,
         ),
         "index_add": (
