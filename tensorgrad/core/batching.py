@@ -633,7 +633,11 @@ def _conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     weights per sample (per-sample gradients), each sample's windows (``unfold``) times its
     own weight matrix, one batched matrix product."""
     out = _fold_batch(op, inputs, levels)
-    if out is not NotImplemented or not isinstance(op, ops.Conv2d):
+    if out is not NotImplemented:
+        return out
+    if isinstance(op, ops.ConvTranspose2d):
+        return _conv_transpose_per_sample(op, inputs, levels)
+    if not isinstance(op, ops.Conv2d):
         return out
     if isinstance(op, Conv2dRelu):  # the fused ops, as the ops they fuse
         plain_conv = ops.Conv2d(op.stride, op.padding, op.dilation, op.groups)
@@ -707,6 +711,34 @@ def _reshaped(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A physical op's plain output reshaped (recorded), or itself when it has the shape
     already (one level)."""
     return t if t._data.shape == shape else _run(ops.Reshape(shape), t)
+
+
+def _conv_transpose_per_sample(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Any:
+    """A transposed convolution with per-sample weights as one grouped transposed
+    convolution (PyTorch's way): the samples' channels side by side, each sample's groups
+    its own, then the output's channels apart again."""
+    x, weight, *rest = inputs
+    bias = rest[0] if rest else None
+    if _logical_ndim(x) != 4 or _logical_ndim(weight) != 4 or x.shape[1] != weight.shape[0]:
+        return NotImplemented  # the op's own error, from one sample
+    if bias is not None and _logical_ndim(bias) != 1:
+        return NotImplemented
+    sizes = _sizes(levels)
+    count = math.prod(sizes)
+    (n, c, h, w), (_, og, kh, kw) = x.shape, weight.shape
+    images = _run(ops.Reshape((count, n, c, h, w)), lift(x, levels, expand=True))
+    images = _run(ops.Transpose((1, 0, 2, 3, 4)), images)
+    images = _run(ops.Reshape((n, count * c, h, w)), images)
+    weights = _run(ops.Reshape((count * c, og, kh, kw)), lift(weight, levels, expand=True))
+    flat = [images, weights]
+    if bias is not None:
+        flat.append(_run(ops.Reshape((-1,)), lift(bias, levels, expand=True)))
+    grouped = _fresh(op, groups=op.groups * count)
+    out = _run(grouped, *flat)  # (N, count·O, OH, OW)
+    o, (oh, ow) = og * op.groups, out._data.shape[2:]
+    out = _run(ops.Reshape((n, count, o, oh, ow)), out)
+    out = _run(ops.Transpose((1, 0, 2, 3, 4)), out)
+    return batched(_run(ops.Reshape((*sizes, n, o, oh, ow)), out), levels)
 
 
 def _per_sample_conv(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
@@ -957,8 +989,39 @@ def _index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     return engine.apply(ops.SetItem(where), self, value)
 
 
+def _scatter(self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None, **kw) -> Any:
+    """``scatter`` (no reduction) of a float tensor with a batched index: one out-of-place
+    setitem at the positions each sample's index names (along ``dim`` its values, along the
+    other dimensions their own coordinates), of the source's part of the index's shape."""
+    src = value if src is None else src
+    if kw or not isinstance(index, Tensor) or not levels_of(index) or not self.ndim:
+        return NotImplemented
+    values, r = index._data, self.ndim
+    if self.dtype.kind != "f" or values.dtype.kind not in "iu" or index.ndim != r:
+        return NotImplemented
+    if not -r <= dim < r:
+        return NotImplemented
+    axis, shape = dim % r, tuple(index.shape)
+    if any(shape[d] > self.shape[d] for d in range(r) if d != axis):
+        return NotImplemented
+    if values.size and (values.min() < 0 or values.max() >= self.shape[axis]):
+        return NotImplemented
+    if isinstance(src, Tensor):
+        if src.ndim != r or src.dtype != self.dtype or any(a > b for a, b in zip(shape, src.shape)):
+            return NotImplemented
+        src = src[tuple(slice(n) for n in shape)]
+    elif not isinstance(src, (int, float)) or isinstance(src, bool):
+        return NotImplemented
+    positions = tuple(
+        values if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (r - d - 1))
+        for d, n in enumerate(shape)
+    )
+    return engine.apply(ops.SetItem(positions), self, src)
+
+
 #: the batched forms of the methods below, for a batched index (NotImplemented: a loop)
 BATCHED_INDEX_METHODS: dict[str, Callable] = {
+    "scatter": _scatter,
     "index_select": _index_select,
     "index_add": _index_add,
     "index_copy": _index_copy,

@@ -9,7 +9,8 @@ same sums as ``Conv2d`` one sample at a time, laid out for BLAS:
   windows of its padded, channels-last images are copied into a (samples, N·OH·OW, G,
   kH·kW·C/G) matrix (im2col) and multiplied at once, while they are in cache; backward
   copies them again from the input (a small array, still in cache) rather than keeping
-  them (a large one, which would come back from memory: slower, measured);
+  them (a large one, which would come back from memory: slower, measured), unless they
+  were all one chunk, which it keeps;
 * the output is each sample's (N·OH·OW, O) product ``cols · Wᵀ``, the (B, N, OH, OW, O)
   memory of a (B, N, O, OH, OW) array stored channels-last, the layout the ReLU and the
   max-pool after it (``pool.py``) run fastest on, and the layout the gradient comes back in;

@@ -415,7 +415,7 @@ class ConvTranspose2d(Op):
     """
 
     name = "conv_transpose2d"
-    batching, batching_rank = "fold_batch", 4
+    batching, batching_rank = "conv", 4  # shared weights: fold_batch; per sample: grouped
 
     def __init__(
         self,

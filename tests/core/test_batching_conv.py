@@ -226,3 +226,46 @@ def test_forward_mode_through_per_sample_weights_equals_reverse_mode():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no per-sample fallback on the way
         func.jacfwd(conv)(ws)
+
+
+# --------------------------------------------------------------------------- transposed
+TRANSPOSED = [
+    ({}, 3, True),
+    ({"stride": 2, "padding": 1, "output_padding": 1}, 3, True),
+    ({"groups": 2, "dilation": 2}, 6, False),
+]
+
+
+@pytest.mark.parametrize(("settings", "out_channels", "with_bias"), TRANSPOSED)
+def test_transposed_convolutions_with_per_sample_weights_equal_a_loop(
+    settings, out_channels, with_bias, monkeypatch
+):
+    """One grouped conv_transpose2d over the samples' channels: values and per-sample
+    gradients of the input, weight and bias, without the per-sample fallback."""
+    rng = np.random.default_rng(out_channels)
+    groups = settings.get("groups", 1)
+    x = tg.tensor(rng.standard_normal((3, 2, 4, 5, 5)))
+    w = tg.tensor(rng.standard_normal((3, 4, out_channels // groups, 3, 2)))
+    b = tg.tensor(rng.standard_normal((3, out_channels)))
+    args = (x, w, b) if with_bias else (x, w)
+
+    def fn(*a):
+        return F.conv_transpose2d(*a, **settings)
+
+    def loss(*a):
+        return (fn(*a) ** 2).sum()
+
+    monkeypatch.setattr(batching.state, "warned", set())
+    before = dict(batching.state.looped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no per-sample fallback
+        got = func.vmap(fn)(*args)
+        grads = func.vmap(func.grad(loss, argnums=tuple(range(len(args)))))(*args)
+    assert dict(batching.state.looped) == before
+    for i in range(3):
+        leaves = [a[i].detach().requires_grad_() for a in args]
+        out = fn(*leaves)
+        np.testing.assert_allclose(got[i].numpy(), out.numpy(), rtol=1e-12, atol=1e-12)
+        loss(*leaves).backward()
+        for g, leaf in zip(grads, leaves, strict=True):
+            np.testing.assert_allclose(g[i].numpy(), leaf.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -114,6 +114,41 @@ def test_writes_at_batched_indices_equal_a_loop_without_the_fallback(name, monke
             np.testing.assert_allclose(g[b].numpy(), leaf.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scatter_at_batched_indices_equals_a_loop_without_the_fallback(dim, monkeypatch):
+    """scatter of a source (its part of the index's shape) and of a number: values and the
+    per-sample gradients of x and the source."""
+    rng = np.random.default_rng(dim + 5)
+    shape, axis = (3, 5), dim % 2
+    index_shape = (2, 5) if axis == 0 else (3, 2)
+    rows = []
+    for _ in range(B):  # distinct positions along the axis, per line (a scatter's writes)
+        lines = [rng.permutation(shape[axis])[: index_shape[axis]] for _ in range(shape[1 - axis])]
+        rows.append(np.stack(lines, axis=1 - axis))
+    x, src = tg.tensor(rng.standard_normal((B, *shape))), tg.tensor(rng.standard_normal((B, 3, 5)))
+    i = tg.tensor(np.stack(rows))
+
+    def fn(x, i, s):
+        return x.scatter(dim, i, s) + x.scatter(dim, i, 0.5)
+
+    monkeypatch.setattr(batching.state, "warned", set())
+    before = dict(batching.state.looped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = func.vmap(fn)(x, i, src)
+        grads = func.vmap(func.grad(lambda x, i, s: (fn(x, i, s) ** 2).sum(), argnums=(0, 2)))(
+            x, i, src
+        )
+    assert dict(batching.state.looped) == before
+    for b in range(B):
+        leaves = x[b].detach().requires_grad_(), src[b].detach().requires_grad_()
+        out = fn(leaves[0], i[b], leaves[1])
+        np.testing.assert_allclose(got[b].numpy(), out.numpy(), rtol=1e-12)
+        (out**2).sum().backward()
+        for g, leaf in zip(grads, leaves, strict=True):
+            np.testing.assert_allclose(g[b].numpy(), leaf.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
 def test_an_index_out_of_range_still_raises_the_methods_error():
     x = tg.tensor(np.ones((B, 3, 5)))
     i = tg.tensor(np.array([[0, 1], [2, 3], [4, 5], [1, 1]]))  # 5 is out of range

@@ -201,7 +201,7 @@ def _cases():
             lambda m, F: lambda x, i, s: x.scatter(1, i, s),
             [T(3, 5), d["perm"](5, 3)[:, None, :].repeat(3, 1), T(3, 3)],
             0,
-            False,
+            True,  # a batched index: one setitem at each sample's positions
             True,
         ),
         "index_add": (
@@ -312,7 +312,7 @@ def _cases():
             lambda m, F: lambda x, w: F.conv_transpose2d(x, w),
             [T(1, 3, 4, 4), T(3, 2, 3, 3)],
             0,
-            False,
+            True,  # per-sample weights: one grouped transposed convolution
             True,
         ),
         "linear_per_sample": (

@@ -591,5 +591,10 @@ exempt(
     "conv_transpose1d",
 )  # fmt: skip
 
+exempt(
+    "0-d",
+    "per sample, input and weight have 4 dimensions (vmap over a batch of them)",
+    "conv2d_per_sample",
+)
 exempt("0-d", "needs a 3-D or 4-D input (a 2-D input is an error input)", "unfold")
 exempt("0-d", "needs a 2-D or 3-D input (a 1-D input is an error input)", "fold")
