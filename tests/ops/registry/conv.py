@@ -584,7 +584,6 @@ exempt(
     "conv2d_relu",
     "conv2d_relu_max_pool2d",
     "conv_transpose2d",
-    "conv2d_per_sample",
 )
 exempt(
     "0-d", "input and weight have at least 2 dimensions (a 1-D input is an error input)", "conv1d",
