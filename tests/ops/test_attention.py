@@ -102,3 +102,20 @@ def test_no_keys_give_zeros_silently_as_pytorch(causal):
     np.testing.assert_array_equal(out.detach().numpy(), np.zeros((2, 3, 5), np.float32))
     np.testing.assert_array_equal(q.grad.numpy(), np.zeros((2, 3, 4), np.float32))
     assert k.grad.shape == (2, 0, 4) and v.grad.shape == (2, 0, 5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_no_features_give_the_mean_of_the_values(causal):
+    """Queries and keys of zero features: every score is 0, each query the mean of the values
+    it sees (PyTorch's result; the default scale 1/sqrt(0) divided by zero)."""
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((2, 4, 5))
+    q = tg.zeros(2, 4, 0, dtype=tg.float64, requires_grad=True)
+    out = tg.nn.functional.scaled_dot_product_attention(
+        q, tg.zeros(2, 4, 0, dtype=tg.float64), tg.tensor(v), is_causal=causal
+    )
+    seen = np.arange(1, 5)[:, None] if causal else 4
+    expected = (np.cumsum(v, axis=1) / seen) if causal else v.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(expected, out.shape), rtol=1e-12)
+    out.sum().backward()
+    assert q.grad.shape == (2, 4, 0)

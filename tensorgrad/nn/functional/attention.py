@@ -92,7 +92,9 @@ def scaled_dot_product_attention(
                 array_backend.rng().random(scores_shape, dtype=np.float32) >= dropout_p
             ).astype(q.dtype)
             dropout *= 1.0 / (1.0 - dropout_p)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if scale is None:  # without features every score is 0, whatever the scale
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    scale = float(scale)
     op = ops.ScaledDotProductAttention(scale, causal=bool(is_causal))
     return apply(op, q, k, v, mask, dropout)
 
