@@ -498,6 +498,14 @@ def _linear(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
         return batched(_run(op, lift(x, levels), *inputs[1:]), levels)
     # as weight @ xᵀ: each sample's weight gradient is then an outer product in the weight's
     # own layout (a fresh array, which the sweep hands out without a copy)
+    if _logical_ndim(x) == 2 and _logical_ndim(weight) == 2 and x.shape[1] == weight.shape[1]:
+        k = len(levels)  # the usual case, as the physical ops the rules below would run
+        rows = _run(ops.Transpose((*range(k), k + 1, k)), lift(x, levels, expand=True))
+        product = _run(ops.MatMul(), lift(weight, levels, expand=True), rows)
+        out = _run(ops.Transpose((*range(k), k + 1, k)), product)
+        if bias is not None:
+            out = _run(ops.Add(), out, lift(bias, levels, 2, expand=True))
+        return batched(out, levels)
     if _logical_ndim(x) == 1:
         out = dispatch(ops.MatMul(), weight, x)
     else:
