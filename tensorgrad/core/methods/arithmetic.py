@@ -207,7 +207,6 @@ class ArithmeticMethods:
         ax, ay = _raw(x), _raw(y)
         return functions.where((ax <= ay) | np.isnan(ay), x, y)
 
-    @engine.reads_values
     def lerp(self, end: Any, weight: Any) -> Any:
         """``self + weight · (end − self)``, by PyTorch's two formulas (exact at weight 1)."""
         if not isinstance(end, engine.Tensor):
