@@ -668,6 +668,34 @@ class Clip(Op):
         return add_tangents(*terms)
 
 
+class Copysign(Op):
+    """``|x|`` with the sign bit of ``y`` (−0.0 counts as negative). Its slope in ``x`` is
+    ``sign(x)`` times ``y``'s sign (0 at x = 0, ±1 at infinities); ``y`` gets a zero
+    gradient, as PyTorch gives it."""
+
+    batching = "elementwise"
+
+    def forward(self, x, y):
+        return np.copysign(x, y)
+
+    def scalar_forward(self, x, y):  # x times a constant sign: the values' own product
+        sign_x = np.sign(object_arrays.values_of(x))
+        return x * (sign_x * np.where(np.signbit(object_arrays.values_of(y)), -1.0, 1.0))
+
+    def _slope(self, x, y):
+        return np.sign(constant(x)) * np.where(np.signbit(constant(y)), -1.0, 1.0)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        dx = sum_to(grad * self._slope(x, y).astype(out.dtype), shape_of(x)) if nx else None
+        dy = np.zeros(shape_of(y), dtype=out.dtype) if ny else None
+        return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx = tangents[0]
+        return None if tx is None else tx * self._slope(x, y).astype(out.dtype)
+
+
 class Lerp(Op):
     """``start + weight · (end − start)``, by PyTorch's two formulas (``end − (end − start) ·
     (1 − weight)`` where ``|weight| ≥ 1/2``, exact at weight 1); its slopes are PyTorch's,

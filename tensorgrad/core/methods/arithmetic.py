@@ -116,15 +116,9 @@ class ArithmeticMethods:
         return self.div(other, rounding_mode="floor")
 
     @_broadcasting("copysign")
-    @engine.reads_values
     def copysign(self, other: Any) -> Any:
         """``|self|`` with the sign of ``other`` (its sign bit: −0.0 counts as negative)."""
-        x, y = _float_operands(self, other)
-        negative = np.signbit(_raw(y))
-        out = x.abs() * np.where(negative, -1.0, 1.0).astype(x.dtype)
-        if y.requires_grad:  # PyTorch gives ``other`` a zero gradient: route one through
-            out = functions.where(np.zeros(out.shape, dtype=bool), y, out)
-        return out
+        return _float_binary(ops.Copysign, self, other)
 
     @_broadcasting("hypot")
     def hypot(self, other: Any) -> Any:
