@@ -952,7 +952,6 @@ OPEN_IN_FULL_SWEEP: dict[str, str] = {
     "F.adaptive_max_pool2d": _EMPTY,
     "F.cosine_similarity": _DTYPE,
     "F.cross_entropy": _ERRORS,
-    "F.group_norm": _DTYPE,
     "F.instance_norm": _DTYPE,
     "F.kl_div": _OTHER,
     "F.lp_pool1d": _DTYPE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,6 +174,11 @@ def group_norm(
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
     n, channels = x.shape[0], x.shape[1]
+    if num_groups > 0 and n * channels // num_groups * math.prod(x.shape[2:]) == 1:
+        raise ValueError(  # PyTorch's check (before the divisibility's): one value per group
+            f"group_norm: Expected more than 1 value per channel when training, got input "
+            f"size {[n * channels // num_groups, num_groups, *x.shape[2:]]}"
+        )
     if num_groups <= 0 or channels % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got "

@@ -10,6 +10,7 @@ import numpy as np
 import tensorgrad as tg
 import tensorgrad.nn.functional as F
 from tests.ops.registry.core import (
+    ErrorInput,
     OpInfo,
     Sample,
     binary_samples,
@@ -250,6 +251,16 @@ register(
             ("sequence", [(2, 6, 5), (6,), (6,)], {"groups": 3}, "TCC"),
             ("one_group", [(3, 2, 4), (2,), (2,)], {"groups": 1}, "SCC"),
             ("size1_channels", [(2, 1, 5), (1,), (1,)], {"groups": 1}, "CCC"),
+        ),
+        errors=(
+            ErrorInput(
+                (np.ones((1, 2, 1)), np.ones(2), np.ones(2)),
+                ValueError,
+                r"^group_norm: Expected more than 1 value per channel when training, got input "
+                r"size \[1, 2, 1\]",
+                {"groups": 2},
+                "one_value_per_group",
+            ),
         ),
     )
 )
