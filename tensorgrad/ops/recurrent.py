@@ -224,6 +224,13 @@ def _input_gates(x: Any, w_ih: Any, b_ih: Any) -> Any:
     return rows.reshape(steps, batch, shape_of(w_ih)[0])
 
 
+def _hidden_gates(h: Any, w_hh: Any, b_hh: Any) -> Any:
+    """``h W_hhᵀ + b_hh``: one step's product of the hidden state (the loops of both layers'
+    forward and forward mode)."""
+    gates = h @ w_hh.T
+    return gates if b_hh is None else gates + b_hh
+
+
 def _layer_weight_grads(needs: list, d_x: Any, d_h: Any, x: Any, h_prev: Any, w_ih: Any) -> tuple:
     """(dx, dW_ih, dW_hh, db_ih, db_hh) from the gates' gradients of every step, (steps,
     batch, gates), for the input's and the hidden state's products (``d_x``, ``d_h``; the
@@ -366,9 +373,7 @@ class LSTMLayer(Op):
         hs: list = [None] * steps
         h, c = h0, c0
         for t in _order(steps, self.reverse):
-            h_gates = h @ w_hh.T
-            if b_hh is not None:
-                h_gates = h_gates + b_hh
+            h_gates = _hidden_gates(h, w_hh, b_hh)
             i, f, g, o = LSTMCell._activations(x_gates[t], h_gates, hidden)
             c_new = f * c + i * g
             tanh = np.tanh(c_new)
@@ -390,9 +395,7 @@ class LSTMLayer(Op):
         h, c = h0, c0
         cell = LSTMCell()
         for t in _order(steps, self.reverse):
-            h_gates = h @ w_hh.T
-            if b_hh is not None:
-                h_gates = h_gates + b_hh
+            h_gates = _hidden_gates(h, w_hh, b_hh)
             th_gates = _linear_jvp((th, tw_hh, tb_hh), h, w_hh)
             tangent = cell.jvp(
                 (None if tx_gates is None else tx_gates[t], th_gates, tc), None,
@@ -506,9 +509,7 @@ class GRULayer(Op):
         hs: list = [None] * steps
         h = h0
         for t in _order(steps, self.reverse):
-            h_gates = h @ w_hh.T
-            if b_hh is not None:
-                h_gates = h_gates + b_hh
+            h_gates = _hidden_gates(h, w_hh, b_hh)
             r, z, n = GRUCell._activations(x_gates[t], h_gates, hidden)
             found[t] = (r, z, n, h_gates[:, 2 * hidden :])
             h = n + z * (h - n)
@@ -527,9 +528,7 @@ class GRULayer(Op):
         h = h0
         cell = GRUCell()
         for t in _order(steps, self.reverse):
-            h_gates = h @ w_hh.T
-            if b_hh is not None:
-                h_gates = h_gates + b_hh
+            h_gates = _hidden_gates(h, w_hh, b_hh)
             th_gates = _linear_jvp((th, tw_hh, tb_hh), h, w_hh)
             th = cell.jvp(
                 (None if tx_gates is None else tx_gates[t], th_gates, th), None,
