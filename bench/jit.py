@@ -56,7 +56,7 @@ def without_jit(task: Callable[[], object]) -> Callable[[], object]:
 def _kernel_calls() -> dict[str, Callable[[], object]]:
     """A first call of each kernel on float32 arrays of the small GPT's shapes."""
     from tensorgrad import _jit
-    from tensorgrad.ops import elementwise
+    from tensorgrad.ops import erf
     from tensorgrad.ops.sums import row_sums
 
     rng = np.random.default_rng(0)
@@ -70,7 +70,7 @@ def _kernel_calls() -> dict[str, Callable[[], object]]:
     scores = rng.standard_normal((32, 4, 32, 32)).astype(np.float32)
     x1 = x.reshape(-1)
     return {
-        "gelu_erf_forward": lambda: _jit.run("gelu_erf_forward", x, *elementwise.CDF_COEFFICIENTS),
+        "gelu_erf_forward": lambda: _jit.run("gelu_erf_forward", x, *erf.CDF_COEFFICIENTS),
         "gelu_erf_backward": lambda: _jit.run("gelu_erf_backward", x, x, cdf),
         "gelu_tanh_forward": lambda: _jit.run("gelu_tanh_forward", x),
         "gelu_tanh_backward": lambda: _jit.run("gelu_tanh_backward", x, x, cdf),

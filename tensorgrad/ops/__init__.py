@@ -16,6 +16,7 @@ ops → core (the Tensor and its engine) → nn / optim / data. The modules grou
 ``norm``           the normalisation core of batch and layer norm
 ``conv``           conv2d, conv_transpose2d, unfold (im2col), fold (col2im), constant padding
 ``fused_conv``     conv2d + relu (+ a tiling max-pool) as one op: what ``Sequential`` fuses to
+``erf``            erf and the normal CDF, with their float32 approximations
 ``batched_conv``   conv2d with a weight per sample: what vmap's per-sample gradients run
 ``pool``           max, average and adaptive average pooling
 ``recurrent``      the gate arithmetic of the LSTM and GRU cells, and their whole layers
@@ -67,7 +68,6 @@ from tensorgrad.ops.elementwise import (
     Copysign,
     Cos,
     Div,
-    Erf,
     Exp,
     Expm1,
     Lerp,
@@ -85,6 +85,7 @@ from tensorgrad.ops.elementwise import (
     Tanh,
     Where,
 )
+from tensorgrad.ops.erf import Erf
 from tensorgrad.ops.index import (
     CopyIntoView,
     Gather,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import _jit
-from tensorgrad.ops import elementwise
+from tensorgrad.ops import erf
 from tensorgrad.ops.base import (
     Op,
     add_tangents,
@@ -20,7 +20,7 @@ from tensorgrad.ops.base import (
     shape_of,
     sum_to,
 )
-from tensorgrad.ops.elementwise import Erf
+from tensorgrad.ops.erf import Erf
 
 
 class Sigmoid(Op):
@@ -140,8 +140,8 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 def _normal_cdf(x: Any) -> Any:
     """``Φ(x) = (1 + erf(x / √2)) / 2``: of float32 arrays by :func:`normal_cdf_float32`
     (one function, fewer passes), else through the ``erf`` op (recorded on Tensors)."""
-    if elementwise.FLOAT32_CDF and type(x) is np.ndarray and x.dtype == np.float32:
-        return elementwise.normal_cdf_float32(x)
+    if erf.FLOAT32_CDF and type(x) is np.ndarray and x.dtype == np.float32:
+        return erf.normal_cdf_float32(x)
     return 0.5 * (1 + call(Erf, x * _INV_SQRT_2))
 
 
@@ -179,8 +179,8 @@ class Gelu(Op):
         None (then the NumPy code below runs)."""
         if self.approximate == "tanh":
             return _jit.run("gelu_tanh_forward", x) if x.dtype in _FLOATS else None
-        if x.dtype == np.float32 and elementwise.FLOAT32_CDF:
-            return _jit.run("gelu_erf_forward", x, *elementwise.CDF_COEFFICIENTS)
+        if x.dtype == np.float32 and erf.FLOAT32_CDF:
+            return _jit.run("gelu_erf_forward", x, *erf.CDF_COEFFICIENTS)
         return _jit.run("gelu_erf_forward_f64", x) if x.dtype == np.float64 else None
 
     def scalar_forward(self, x):

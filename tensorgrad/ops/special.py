@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorgrad.ops import object_arrays
 from tensorgrad.ops.base import Op, call
-from tensorgrad.ops.elementwise import erf_of_value
+from tensorgrad.ops.erf import erf_of_value
 from tensorgrad.ops.trig import first_order
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)

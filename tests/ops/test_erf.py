@@ -1,4 +1,4 @@
-"""The float32 erf (``ops.elementwise.erf_float32``, the ``FAST_ERF`` trick) against float64's
+"""The float32 erf (``ops.erf.erf_float32``, the ``FAST_ERF`` trick) against float64's
 exact erf, and the ops that use it run with and without the trick."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tensorgrad as tg
-from tensorgrad.ops import elementwise
-from tensorgrad.ops.elementwise import erf_float32, normal_cdf_float32
+from tensorgrad.ops import erf
+from tensorgrad.ops.erf import erf_float32, normal_cdf_float32
 
 exact_erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -60,8 +60,8 @@ def test_erf_float32_keeps_sign_limits_and_nan():
 @pytest.mark.parametrize("float32_cdf", [True, False], ids=["float32_cdf", "erf_cdf"])
 @pytest.mark.parametrize("fast", [True, False], ids=["fast_erf", "scipy_erf"])
 def test_erf_and_gelu_with_and_without_the_fast_erf(monkeypatch, fast, float32_cdf):
-    monkeypatch.setattr(elementwise, "FAST_ERF", fast)
-    monkeypatch.setattr(elementwise, "FLOAT32_CDF", float32_cdf)
+    monkeypatch.setattr(erf, "FAST_ERF", fast)
+    monkeypatch.setattr(erf, "FLOAT32_CDF", float32_cdf)
     rng = np.random.default_rng(1)
     x64 = rng.uniform(-5, 5, (64, 33))
     x = tg.tensor(x64.astype(np.float32), requires_grad=True)
@@ -112,7 +112,7 @@ def test_normal_cdf_float32_saturates_exactly_and_keeps_nan():
 def test_gelu_of_extreme_inputs_is_pytorchs(monkeypatch, float32_cdf):
     # Φ of a large negative x must be 0, not a rounding error that x then multiplies
     # (GELU(-1e30) was -5.5e21); GELU(-inf) is -inf · 0, NaN, as PyTorch's
-    monkeypatch.setattr(elementwise, "FLOAT32_CDF", float32_cdf)
+    monkeypatch.setattr(erf, "FLOAT32_CDF", float32_cdf)
     x = np.array([-np.inf, -1e30, -30.0, -6.0, 6.0, 1e30, np.inf, np.nan], np.float32)
     got = tg.nn.functional.gelu(tg.tensor(x)).numpy()
     expected = np.array([np.nan, 0, 0, 0, 6, 1e30, np.inf, np.nan], np.float32)
