@@ -53,8 +53,10 @@ When: numba is importable and ``TENSORGRAD_JIT`` is not ``0`` (:data:`ENABLED`).
 imported at the first kernel call, never at ``import tensorgrad``; kernels compile with
 ``cache=True`` into :func:`cache_dir` (``$TENSORGRAD_JIT_CACHE``, else
 ``~/.cache/tensorgrad/numba``), so the compile cost (about a second a kernel) is paid once
-per machine. A kernel that fails to import or compile warns once and is not tried again: the
-op runs its NumPy code, and the result is what it would have been without the extra.
+per machine. Arrays of a dtype numba does not compile for (float16, complex, objects) run the
+op's NumPy code without a word. A kernel that fails to import, or to compile for its arguments'
+dtypes, warns once and is not tried again for those dtypes: the op runs its NumPy code, and the
+result is what it would have been without the extra.
 
 Off-switch: ``TENSORGRAD_JIT=0`` in the environment, or ``tensorgrad._jit.ENABLED = False``;
 ``FAST_EXP = False`` keeps the kernels but NumPy's exp.
@@ -81,8 +83,15 @@ ENABLED: bool = os.environ.get("TENSORGRAD_JIT", "1") != "0" and (
 #: NumPy's exp between the loops, and those kernels equal the NumPy code bit for bit
 FAST_EXP: bool = True
 
-#: kernel name → the compiled function, or None once it failed (then never tried again)
+#: kernel name → the compiled function, or None once its module failed to import
 _kernels: dict[str, Callable[..., Any] | None] = {}
+
+#: the dtypes the kernels compile for (``dtype.char``): bool, the integers, float32, float64
+_COMPILED_DTYPES = frozenset("?bBhHiIlLqQfd")
+
+#: (kernel, its array arguments' dtypes) that failed: not tried again for those dtypes, so one
+#: odd call does not take the kernel away from every later one
+_failed: set[tuple[str, tuple[str, ...]]] = set()
 
 
 def _load(name: str) -> Callable[..., Any] | None:
@@ -91,6 +100,7 @@ def _load(name: str) -> Callable[..., Any] | None:
         from tensorgrad._jit import kernels  # imports numba
     except Exception as error:  # numba present but broken (a NumPy it does not support, ...)
         ENABLED = False  # for every kernel: one warning
+        _kernels[name] = None
         _fail("module", error)
         return None
     kernel = getattr(kernels, name)
@@ -99,7 +109,6 @@ def _load(name: str) -> Callable[..., Any] | None:
 
 
 def _fail(name: str, error: BaseException) -> None:
-    _kernels[name] = None
     warnings.warn(
         f"tensorgrad: the numba kernel {name} failed ({type(error).__name__}: {error}); "
         "its op runs in NumPy instead (TENSORGRAD_JIT=0 silences this)",
@@ -114,6 +123,9 @@ def run(name: str, *args: Any) -> Any:
     call for each dtype and layout, or is read from the cache."""
     if not ENABLED:
         return None
+    dtypes = tuple(a.dtype.char for a in args if hasattr(a, "dtype"))
+    if not _COMPILED_DTYPES.issuperset(dtypes) or (name, dtypes) in _failed:
+        return None
     kernel = _kernels.get(name, _load)
     if kernel is _load:
         kernel = _load(name)
@@ -123,6 +135,7 @@ def run(name: str, *args: Any) -> Any:
         return kernel(*args)
     except Exception as error:  # a typing or lowering error on this machine: NumPy from now on
         # (raised before the loop runs, so an in-place kernel has written nothing)
+        _failed.add((name, dtypes))
         _fail(name, error)
         return None
 

@@ -136,7 +136,7 @@ def _gelu_erf_slope(x, cdf, g, k, e):
 
 
 def gelu_erf_forward(x: np.ndarray, p: np.ndarray, q: np.ndarray, saturation: float):
-    """``(x·Φ(x), Φ(x))`` of a float32 array, Φ as :func:`ops.elementwise.normal_cdf_float32`
+    """``(x·Φ(x), Φ(x))`` of a float32 array, Φ as :func:`ops.erf.normal_cdf_float32`
     computes it (its coefficients ``p``, ``q`` and ``saturation``)."""
     flat = _flat(x)
     out, cdf = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)

@@ -70,6 +70,41 @@ def test_a_failing_kernel_warns_once_and_the_op_runs_numpy(monkeypatch):
     np.testing.assert_array_equal(second, first)
 
 
+def test_a_kernel_that_fails_for_one_dtype_still_runs_for_another(monkeypatch):
+    def float32_only(x):
+        if x.dtype != np.float32:
+            raise TypeError("no such signature")
+        return "fused", x.dtype
+
+    monkeypatch.setattr(_jit, "ENABLED", True)
+    monkeypatch.setattr(_jit, "_kernels", {"gelu_tanh_forward": float32_only})
+    monkeypatch.setattr(_jit, "_failed", set())
+    with pytest.warns(RuntimeWarning, match="gelu_tanh_forward failed"):
+        assert _jit.run("gelu_tanh_forward", np.ones(2)) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _jit.run("gelu_tanh_forward", np.ones(2)) is None  # float64: not tried again
+        assert _jit.run("gelu_tanh_forward", np.ones(2, np.float32)) == ("fused", np.float32)
+
+
+def test_dtypes_numba_does_not_compile_run_numpy_quietly_and_leave_the_kernels_on(monkeypatch, ran):
+    """float16 logits once took the cross-entropy kernels away from every later float32 call
+    (and warned that they had failed)."""
+    pytest.importorskip("numba")
+    from tensorgrad.ops.loss import CrossEntropy
+
+    monkeypatch.setattr(_jit, "_failed", set())
+    target = np.array([0, 2, 1])
+    logits = np.linspace(-2, 2, 12).reshape(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dtype in (np.float16, np.longdouble, np.float32):
+            op, x = CrossEntropy(target, "mean", 0.1), logits.astype(dtype)
+            op.backward(np.array(1.0, dtype), op.forward(x), x)
+    assert ran == ["log_softmax_rows", "cross_entropy_backward"]  # the float32 call's
+    assert not _jit._failed
+
+
 def test_numba_that_cannot_be_imported_warns_and_falls_back(monkeypatch):
     monkeypatch.setattr(_jit, "ENABLED", True)
     monkeypatch.setattr(_jit, "_kernels", {})
