@@ -71,6 +71,7 @@ KNOWN_IN_FULL_SWEEP: dict[str, str] = {
     "lgamma": "lgamma(-inf): PyTorch's inf, ours -inf",
     "digamma": "the gradient at -inf: PyTorch's NaN, ours inf",
     "polygamma": "polygamma(1, inf): PyTorch's NaN, ours -0",
+    "logcumsumexp": "the gradient at -inf on a length-1 dim: PyTorch's NaN, ours 1 (the identity)",
 }
 
 
