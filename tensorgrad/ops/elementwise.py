@@ -556,6 +556,32 @@ class Copysign(Op):
         return None if tx is None else tx * self._slope(x, y).astype(out.dtype)
 
 
+class NextAfter(Op):
+    """The next representable float after ``x`` towards ``y``. PyTorch's gradients: ``x``'s
+    passes unchanged where ``x != y`` (the step is below any rounding: locally the identity;
+    at ``x == y`` the value is ``y``'s), ``y`` gets zero."""
+
+    batching = "elementwise"
+
+    def forward(self, x, y):
+        return np.nextafter(x, y)
+
+    def scalar_forward(self, x, y):  # x·[x ≠ y] plus a constant: the value, with that slope
+        vx, vy = object_arrays.values_of(x), object_arrays.values_of(y)
+        moves = (vx != vy).astype(np.float64)
+        return x * moves + (np.nextafter(vx, vy) - vx * moves)
+
+    def backward(self, grad, out, x, y):
+        nx, ny = self.needs_input_grad
+        dx = sum_to(np.where(constant(x) != constant(y), grad, 0), shape_of(x)) if nx else None
+        dy = np.zeros(shape_of(y), dtype=out.dtype) if ny else None
+        return dx, dy
+
+    def jvp(self, tangents, out, x, y):
+        tx = tangents[0]
+        return None if tx is None else tx * (constant(x) != constant(y)).astype(out.dtype)
+
+
 class Lerp(Op):
     """``start + weight · (end − start)``, by PyTorch's two formulas (``end − (end − start) ·
     (1 − weight)`` where ``|weight| ≥ 1/2``, exact at weight 1); its slopes are PyTorch's,

@@ -352,6 +352,12 @@ CONVENTIONS = [
         [[[0.0, 0.0, 0.0], [0.0, 6.0, 0.0]]],
     ),
     ("prod of a 0-d zero passes the gradient", lambda x: x.prod(), [0.0], [1.0]),
+    (
+        "nextafter passes x's gradient (at inf and NaN too) but at ties, as PyTorch; y gets 0",
+        lambda x, y: x.nextafter(y),
+        [[1.0, 0.0, np.inf, np.nan, 2.0, -np.inf], [2.0, 0.0, -3.0, 1.0, np.nan, -np.inf]],
+        [[1.0, 0.0, 1.0, 1.0, 1.0, 0.0], [0.0] * 6],
+    ),
     ("x * x reuses an input", lambda x: x * x, [[3.0, -1.0]], [[6.0, -2.0]]),
     ("add hands one array to both sides", lambda x: x + x, [[3.0, -1.0]], [[2.0, 2.0]]),
 ]

@@ -168,15 +168,11 @@ class ArithmeticMethods:
     @engine.reads_values
     def nextafter(self, other: Any) -> Any:
         """The next representable float after x towards ``other``; the gradient passes to x
-        unchanged, as PyTorch's."""
+        unchanged where x != other, as PyTorch's."""
         other = engine.as_tensor(other)
         floating_kernel("nextafter", self, other)
-        dtype = array_backend.result_type(self._data, other._data)
-        x = engine._cast(self, dtype)
-        after = np.nextafter(x._data, other._data.astype(dtype))
-        step = np.where(np.isfinite(after) & np.isfinite(x._data), after - x._data, 0)
-        exact = np.isfinite(step) & (x._data + step == after)
-        return functions.where(exact, x + wrap(step.astype(dtype)), wrap(after))
+        x, y = _same_dtype_operands(self, other)
+        return apply(ops.NextAfter(), x, y)
 
     def float_power(self, exponent: Any) -> Any:
         """``self ** exponent`` in float64 (PyTorch's ``float_power``)."""

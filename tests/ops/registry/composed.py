@@ -174,6 +174,16 @@ register(
     )
 )
 
+register(
+    OpInfo(
+        "nextafter",
+        lambda x, y: x.nextafter(y),
+        np.nextafter,
+        binary_samples(pair()),
+        second_order="locally the identity: the second derivative is 0",
+    )
+)
+
 # ---- products ------------------------------------------------------------------------------
 register(
     OpInfo(

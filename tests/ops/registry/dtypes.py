@@ -41,7 +41,7 @@ TABLE: dict[str, Dtypes] = {
         binary_cross_entropy_weighted binary_cross_entropy_with_logits_weighted
         cross_entropy_weighted nll_loss l1_loss smooth_l1_loss huber_loss mean
         var_correction0 var_correction1 std_correction0 std_correction1 norm logcumsumexp
-        batch_norm_train group_norm kl_div lstm_layer gru_layer""",
+        batch_norm_train group_norm kl_div lstm_layer gru_layer nextafter""",
         Dtypes(FLOATING),
     ),
     # numbers but not bools: PyTorch refuses ``-``, ``abs``, rounding, products and the
