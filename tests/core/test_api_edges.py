@@ -343,3 +343,12 @@ def test_logit_gradient_outside_its_domain_is_nan_as_pytorchs():
     y = tg.tensor([-0.5, 0.25], dtype=tg.float64, requires_grad=True)
     y.logit(eps=0.1).sum().backward()
     assert y.grad.tolist()[0] == 0.0
+
+
+def test_sum_to_size_of_a_0d_tensor_sums_it_as_pytorch():
+    """PyTorch sums a 0-d tensor to () whatever it holds, so bools and ints become int64."""
+    assert tg.tensor(True).sum_to_size(()).dtype == tg.int64
+    assert tg.tensor(3, dtype=tg.int32).sum_to_size(()).dtype == tg.int64
+    assert tg.tensor(2.5, dtype=tg.float16).sum_to_size(()).dtype == tg.float16
+    assert tg.ones(1, dtype=tg.bool).sum_to_size(1).dtype == tg.bool  # nothing summed
+    assert tg.ones(2, dtype=tg.bool).sum_to_size(1).tolist() == [2]

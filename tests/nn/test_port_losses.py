@@ -140,6 +140,14 @@ def test_cross_entropy_with_class_probabilities(torch, reduction, smoothing):
     )  # fmt: skip
 
 
+def test_cross_entropy_with_probabilities_of_no_classes_has_a_nan_mean():
+    """PyTorch divides the sum by numel / classes: 0 / 0 without classes ("sum": 0)."""
+    for shape in [(0,), (3, 0)]:
+        logits = tg.zeros(*shape, requires_grad=True)
+        assert np.isnan(F.cross_entropy(logits, tg.zeros(*shape)).item())
+        assert F.cross_entropy(logits, tg.zeros(*shape), reduction="sum").item() == 0
+
+
 def test_every_target_ignored_gives_nan_mean_and_zero_gradient(torch):
     logits = RNG.standard_normal((3, 4))
     target = np.array([-100, -100, -100])

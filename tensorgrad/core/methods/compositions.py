@@ -191,6 +191,8 @@ class CompositionMethods:
         dims = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(shape) if n == 1 and self.shape[lead + i] != 1
         )
+        if not shape:  # PyTorch sums a 0-d tensor to () all the same: its ints become int64
+            return self.sum()
         out = self.sum(dims, keepdim=True) if dims else self
         return out.reshape(shape)
 

@@ -227,7 +227,10 @@ def _cross_entropy_probabilities(
     if weight is not None:
         weights = _class_weights(weight, classes, "cross_entropy")
         terms = terms * weights.reshape((classes,) + (1,) * (input.ndim - class_dim - 1))
-    return _reduce(-terms.sum(class_dim), reduction)
+    losses = -terms.sum(class_dim)
+    if reduction == "mean" and not classes:  # PyTorch divides by numel / classes: 0 / 0
+        return losses.sum() * math.nan
+    return _reduce(losses, reduction)
 
 
 def nll_loss(
