@@ -182,7 +182,7 @@ class SortingMethods:
             if not data.size:
                 if self.dtype.kind != "f":
                     _empty_reduction("median")
-                return wrap(np.array(np.nan, dtype=self.dtype))
+                return self.sum() * np.nan  # (recorded: an empty gradient, as PyTorch's)
             order = _nan_last_order(data)
             picked = data[order[(data.size - 1) // 2]] if not np.isnan(data).any() else np.nan
             mask = np.isnan(data) if np.isnan(picked) else data == picked
@@ -237,9 +237,9 @@ def _kth(x: Any, dim: int, keepdim: bool, k: int | None, name: str) -> Any:
     axis = ops.normalize_axis(dim, max(x.ndim, 1), name)
     data = x._data if x.ndim else x._data.reshape(1)
     size = data.shape[axis]
+    if not size:  # (PyTorch's first check, before k's range)
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
     if k is None:
-        if not size:
-            raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
         position = (size - 1) // 2
     else:
         if not 1 <= k <= size:
