@@ -271,7 +271,7 @@ def einsum(equation: str, *operands: Any) -> Any:
                                    f"(original->remapped): subscript {ch} has size {n} for "
                                    f"operand {i} which does not broadcast with previously seen "
                                    f"size {known}")  # fmt: skip
-            sizes[ch] = builtins.max(known, n) if ch in sizes else n
+            sizes[ch] = n if known == 1 else known  # (a size 1 broadcasts to 0 as well)
     # each operand: diagonals of repeated letters, then sum letters no one else needs
     items = []
     for i, (letters, t) in enumerate(zip(letters_of, tensors)):

@@ -570,6 +570,15 @@ def test_einsum_is_a_few_matmuls():
     assert "matmul" in names and names <= {"matmul", "reshape", "transpose", "broadcastto"}
 
 
+def test_einsum_broadcasts_a_size_1_dim_against_any_size_zero_too():
+    """PyTorch's einsum broadcasts a subscript of size 1 against the other operand's size,
+    0 included (an empty contraction: zeros)."""
+    np.testing.assert_array_equal(tg.einsum("ij,ij->i", tg.ones(2, 1), tg.ones(2, 3)), [3, 3])
+    for a, b in [((2, 1), (2, 0)), ((2, 0), (2, 1))]:
+        out = tg.einsum("...i,...i->...", tg.ones(*a), tg.ones(*b))
+        assert out.shape == (2,) and not out.numpy().any()
+
+
 def test_einsum_errors_name_the_problem():
     with pytest.raises(RuntimeError, match="subscript j has size 3 for operand 1"):
         tg.einsum("ij,ij->", tg.ones(2, 4), tg.ones(2, 3))

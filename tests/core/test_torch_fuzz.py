@@ -302,6 +302,22 @@ for _name in ("inner", "einsum", "tensordot", "kron"):
     _also(_name, _bool)
 
 
+def _mixed(args: tuple) -> bool:
+    return len({a.dtype for a in args if isinstance(a, np.ndarray)}) > 1
+
+
+# products of mixed dtypes, likewise: refused (PyTorch's matrix products' error), where
+# PyTorch's einsum and tensordot reach an elementwise kernel for a size-1 contraction; and
+# tensordot contracts dims of one size only (PyTorch's broadcasts a contracted dim of size 1)
+_also("einsum", _mixed)
+_also("tensordot", lambda args: _mixed(args) or (
+    len(args) == 2 and np.shape(args[0])[-2:] != np.shape(args[1])[:2]))  # fmt: skip
+
+#: PyTorch's failures where tensorgrad returns, by the error's message: its kron of some
+#: non-contiguous layouts fails in a view (docs/porting.md); tensorgrad's returns the product
+THEIR_FAILURES: dict[str, str] = {"kron": "view size is not compatible"}
+
+
 # the limits where PyTorch's formulas meet inf/inf or inf·0: copysign's gradient at ±inf is
 # ±1 (PyTorch: NaN); aminmax sends a NaN's gradient to the NaN, as amax and amin do; the mean
 # of std_mean and var_mean of a tensor holding inf is inf (PyTorch's one pass: NaN); along a
@@ -363,6 +379,8 @@ def assert_agree(
     ours = run(tg, fn, args, layouts, grad)
     where = f"{name} of {describe_args(args, layouts)}"
     if isinstance(theirs, Raised):
+        if not isinstance(ours, Raised) and THEIR_FAILURES.get(name, "\0") in str(theirs.exc):
+            return
         assert isinstance(ours, Raised), f"{where}: PyTorch raises {theirs!r}; tensorgrad returns"
         assert name in ANY_ERROR_TYPE or isinstance(ours.exc, type(theirs.exc)), (
             f"{where}: PyTorch raises {theirs!r}; tensorgrad {ours!r}"
@@ -964,14 +982,10 @@ OPEN_IN_FULL_SWEEP: dict[str, str] = {
     "F.lp_pool2d": _OTHER,
     "F.scaled_dot_product_attention": _DTYPE,
     "Tensor.addcdiv": _OTHER,
-    "Tensor.kron": _DTYPE,
     "Tensor.prod": _OTHER,
     "tg.cumprod": _OTHER,
-    "tg.einsum": _DTYPE,
-    "tg.kron": _DTYPE,
     "tg.remainder": _OTHER,
     "tg.scatter_reduce": _ERRORS,
-    "tg.tensordot": _DTYPE,
 }
 
 
