@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import ops
-from tensorgrad.core import batching_conv, batching_indices, engine
+from tensorgrad.core import batching_conv, batching_indices, batching_methods, engine
 from tensorgrad.core.batched_tensors import (  # noqa: F401 - the room's names, from one place
     BatchedTensor,
     _fresh,
@@ -472,15 +472,25 @@ def _per_sample(value: Any, levels: tuple[int, ...], count: int) -> list:
 
 # --------------------------------------------------------------------------- methods
 def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
-    """A method that reads values (``engine.reads_values``), once per sample of its batched
-    tensors, the results stacked as batched tensors (a named tuple of them field by field)."""
+    """A method that reads values (``engine.reads_values``): by its batched form
+    (``batching_methods``) where it has one for the call, else once per sample of its
+    batched tensors, the results stacked as batched tensors (a named tuple of them field by
+    field)."""
     leaves, spec = tree_flatten((args, kwargs))
     levels = _union([levels_of(x) for x in leaves if isinstance(x, Tensor)])
     if not levels:
         return method(*args, **kwargs)
+    form = batching_methods.BATCHED_METHODS.get(method.__name__)
+    if form is not None:
+        out = form(method, args, kwargs, levels)
+        if out is not NotImplemented:
+            return out
     sizes = _sizes(levels)
     count = math.prod(sizes)
-    _warn_fallback(method.__name__)
+    name = method.__name__
+    if args and isinstance(args[0], type):  # a class's method: a custom Function's apply
+        name = f"{args[0].__name__}.{name}"
+    _warn_fallback(name)
     flat = [_samples(x, levels, count) if isinstance(x, Tensor) else None for x in leaves]
     results = []
     for i in range(count):
@@ -491,8 +501,8 @@ def call_per_sample(method: Callable, args: tuple, kwargs: dict) -> Any:
         a, kw = tree_unflatten(picked, spec)
         results.append(method(*a, **kw))
     if not results:
-        raise RuntimeError(f"vmap: {method.__name__} reads values, and the batch is empty")
-    return _stacked(results, sizes, levels, method.__name__)
+        raise RuntimeError(f"vmap: {name} reads values, and the batch is empty")
+    return _stacked(results, sizes, levels, name)
 
 
 def _stacked(results: list, sizes: tuple[int, ...], levels: tuple[int, ...], name: str) -> Any:
@@ -543,18 +553,27 @@ def values_of(ufunc: Callable, operands: Sequence[Any], arrays: Sequence[Any]) -
 
 def _per_sample_when_indices_batched(method: Callable) -> Callable:
     """``method`` (a Tensor method that reads its index argument's values to check them and
-    to shape its result), when one of its other arguments is batched: by its batched form
-    in ``BATCHED_INDEX_METHODS`` where it has one for the call, else once per sample (a
-    batch's array is not one sample's index)."""
+    to shape its result), when its index is batched: by its batched form in
+    ``BATCHED_INDEX_METHODS`` where it has one for the call, else once per sample (a
+    batch's array is not one sample's index). With a shared index it runs as it is, its
+    ops batched by their rules (a batched source or value among them)."""
     batched_form = batching_indices.BATCHED_INDEX_METHODS.get(method.__name__)
+    index_name = "indices" if method.__name__ == "index_put" else "index"
+    index_position = 0 if method.__name__ == "index_put" else 1
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if engine.state.vmapping and any(levels_of(a) for a in tree_flatten((args, kwargs))[0]):
-            out = NotImplemented if batched_form is None else batched_form(self, *args, **kwargs)
-            if out is NotImplemented:
-                return call_per_sample(method, (self, *args), kwargs)
-            return out
+        if engine.state.vmapping:
+            index = kwargs.get(
+                index_name, args[index_position] if len(args) > index_position else None
+            )
+            if any(levels_of(a) for a in tree_flatten(index)[0]):
+                out = (
+                    NotImplemented if batched_form is None else batched_form(self, *args, **kwargs)
+                )
+                if out is NotImplemented:
+                    return call_per_sample(method, (self, *args), kwargs)
+                return out
         return method(self, *args, **kwargs)
 
     return wrapper

@@ -231,8 +231,16 @@ def gather(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     source and the index each laid out over every level, the axis past the batch axes, so
     each sample's index addresses its own slice."""
     k, r = len(levels), _logical_ndim(inputs[0])
-    if not r or _logical_ndim(op.index) != r or any(_logical_ndim(x) != r for x in inputs):
-        return NotImplemented  # 0-d operands, or the op's own error, from one sample
+    if _logical_ndim(op.index) != r or any(_logical_ndim(x) != r for x in inputs):
+        return NotImplemented  # the op's own error, from one sample
+    if not r:  # 0-d samples: one element along axis 0, as the op takes them
+        if op.axis not in (0, -1):
+            return NotImplemented
+        sizes = _sizes(levels)
+        index = np.asarray(lift(op.index, levels, expand=True)).reshape(*sizes, 1)
+        lifted = [_run(ops.Reshape((*sizes, 1)), lift(x, levels, expand=True)) for x in inputs]
+        out = _run(_fresh(op, axis=k, index=index), *lifted)
+        return batched(_run(ops.Reshape(sizes), out), levels)
     axis = normalize_axis(op.axis, r, op.name)
     index = np.asarray(lift(op.index, levels, expand=True))
     lifted = [lift(x, levels, expand=True) for x in inputs]
@@ -268,20 +276,22 @@ def _index_select(self: Tensor, dim: int, index: Any) -> Any:
     return self[(slice(None),) * axis + (index,)]
 
 
-def _along(self: Tensor, dim: int, index: Any, source: Any) -> tuple | None:
-    """For ``index_add``/``index_copy``/``index_fill`` of a float tensor with a batched
-    1-D index within the dimension and a source of the exact shape and dtype: the index
-    (``(:, …, index)``, its array batched) they address. None for anything else, which goes
-    the per-sample way (with each method's own checks and errors)."""
+def _along(self: Tensor, dim: int, index: Any, source: Any, negative: bool = False) -> tuple | None:
+    """For ``index_add``/``index_copy``/``index_fill`` with a batched 1-D index within the
+    dimension (negative ones too with ``negative``, as ``index_fill`` takes them; NumPy
+    reads them alike) and a source of the exact shape and dtype: the index (``(:, …,
+    index)``, its array batched) they address. None for anything else, which goes the
+    per-sample way (with each method's own checks and errors)."""
     if not isinstance(index, Tensor) or not levels_of(index) or index.ndim != 1:
         return None
     values = index._data
-    if self.dtype.kind != "f" or not self.ndim or values.dtype.kind not in "iu":
+    if not self.ndim or values.dtype.kind not in "iu":
         return None
     if not -self.ndim <= dim < self.ndim:
         return None
     axis = dim % self.ndim
-    if values.size and (values.min() < 0 or values.max() >= self.shape[axis]):
+    lowest = -self.shape[axis] if negative else 0
+    if values.size and (values.min() < lowest or values.max() >= self.shape[axis]):
         return None
     if source is not None:
         expected = (*self.shape[:axis], index.shape[0], *self.shape[axis + 1 :])
@@ -296,8 +306,8 @@ def _index_add_method(self: Tensor, dim: int, index: Any, source: Any, *, alpha:
     """``index_add`` with a batched index: ``self`` plus the (alpha-scaled) source added
     into zeros at each sample's index (``IndexAdd``, batched by :func:`_index_add_advanced`)."""
     where = _along(self, dim, index, source)
-    if where is None:
-        return NotImplemented
+    if where is None or (self.dtype.kind != "f" and alpha != 1):
+        return NotImplemented  # (an integer's alpha: the method's conversion, per sample)
     scaled = source if alpha == 1 else source * alpha
     return self + engine.apply(ops.IndexAdd(tuple(self.shape), where), scaled)
 
@@ -310,23 +320,29 @@ def _index_copy(self: Tensor, dim: int, index: Any, source: Any) -> Any:
 
 def _index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """``index_fill`` of a number with a batched index: one out-of-place setitem."""
-    where = _along(self, dim, index, None)
+    where = _along(self, dim, index, None, negative=True)
     if where is None or not isinstance(value, (int, float)) or isinstance(value, bool):
         return NotImplemented
+    if self.dtype.kind != "f" and not isinstance(value, int):
+        return NotImplemented  # a float into integers: the method's cast, per sample
     return engine.apply(ops.SetItem(where), self, value)
 
 
 def _scatter_method(
     self: Tensor, dim: int, index: Any, src: Any = None, value: Any = None, **kw: Any
 ) -> Any:
-    """``scatter`` (no reduction) of a float tensor with a batched index: one out-of-place
-    setitem at the positions each sample's index names (along ``dim`` its values, along the
-    other dimensions their own coordinates), of the source's part of the index's shape."""
+    """``scatter`` with a batched index: one out-of-place setitem at the positions each
+    sample's index names (along ``dim`` its values, along the other dimensions their own
+    coordinates), of the source's part of the index's shape; with a reduction, as the
+    ``scatter_reduce`` it means (``batching_methods``)."""
     src = value if src is None else src
+    reduce = kw.pop("reduce", None)
     if kw or not isinstance(index, Tensor) or not levels_of(index) or not self.ndim:
         return NotImplemented
+    if reduce is not None:
+        return _scatter_reducing(self, dim, index, src, reduce)
     values, r = index._data, self.ndim
-    if self.dtype.kind != "f" or values.dtype.kind not in "iu" or index.ndim != r:
+    if values.dtype.kind not in "iu" or index.ndim != r:
         return NotImplemented
     if not -r <= dim < r:
         return NotImplemented
@@ -348,6 +364,54 @@ def _scatter_method(
     return engine.apply(ops.SetItem(positions), self, src)
 
 
+def _scatter_reducing(self: Tensor, dim: int, index: Tensor, src: Any, reduce: str) -> Any:
+    """``scatter(..., reduce="add"/"multiply")``: ``scatter_reduce`` by "sum"/"prod", a
+    number as a source of the index's shape."""
+    modes = {"add": "sum", "multiply": "prod"}
+    if reduce not in modes:
+        return NotImplemented
+    if not isinstance(src, Tensor):
+        if not isinstance(src, (int, float)) or isinstance(src, bool):
+            return NotImplemented
+        src = engine.wrap(np.full(tuple(index.shape), src, dtype=self.dtype))
+    return self.scatter_reduce(dim, index, src, modes[reduce])
+
+
+def _index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    """``index_put`` with batched index tensors (integers, within range; negative ones
+    count from the end, as NumPy reads them) or values: one out-of-place setitem, or with
+    ``accumulate`` one index-add, at each sample's index (batched by
+    :func:`_index_add_advanced`)."""
+    if not isinstance(indices, (tuple, list)) or not 0 < len(indices) <= self.ndim:
+        return NotImplemented
+    if not all(isinstance(i, Tensor) and i.dtype.kind in "iu" for i in indices):
+        return NotImplemented  # masks, numbers: the per-sample way
+    for i, size in zip(indices, self.shape, strict=False):
+        data = i._data
+        if data.size and (data.min() < -size or data.max() >= size):
+            return NotImplemented  # one sample's error, from the loop
+    try:
+        block = np.broadcast_shapes(*(tuple(i.shape) for i in indices))
+    except ValueError:
+        return NotImplemented
+    given = values
+    values = engine.as_tensor(values)
+    if values.dtype != self.dtype:
+        if isinstance(given, (Tensor, np.ndarray)):
+            return NotImplemented  # the method's error, from one sample
+        values = values.to(self.dtype)
+    picked = (*block, *self.shape[len(indices) :])
+    try:
+        np.broadcast_shapes(tuple(values.shape), picked)
+    except ValueError:
+        return NotImplemented
+    where = tuple(i._data for i in indices)
+    if not accumulate:
+        return engine.apply(ops.SetItem(where), self, values)
+    values = values if tuple(values.shape) == picked else values.expand(picked)
+    return self + engine.apply(ops.IndexAdd(tuple(self.shape), where), values)
+
+
 #: the batched forms of the methods below, for a batched index (NotImplemented: a loop)
 BATCHED_INDEX_METHODS: dict[str, Callable] = {
     "scatter": _scatter_method,
@@ -355,4 +419,5 @@ BATCHED_INDEX_METHODS: dict[str, Callable] = {
     "index_add": _index_add_method,
     "index_copy": _index_copy,
     "index_fill": _index_fill,
+    "index_put": _index_put,
 }
