@@ -366,6 +366,30 @@ def _stacked_gates(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     return batched(_run(ops.Transpose(order), plain(out)), levels)
 
 
+def _recurrent_layer(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Any:
+    """A fused LSTM or GRU layer (x (steps, N, input), the states (N, hidden)) with shared
+    weights: the batch joins N, one layer op for every sample's sequences; the output
+    (steps + 2 or + 1, N, hidden) is taken apart again. Weights per sample: a loop (under
+    vmap, ``nn.LSTM``/``nn.GRU`` then run per-step cells, which batch)."""
+    states = 2 if isinstance(op, ops.LSTMLayer) else 1
+    x, hidden_states, weights = inputs[0], inputs[1 : 1 + states], inputs[1 + states :]
+    if any(levels_of(w) for w in weights) or _logical_ndim(x) != 3:
+        return NotImplemented
+    if any(_logical_ndim(s) != 2 for s in hidden_states):
+        return NotImplemented  # the op's own error, from one sample
+    k, sizes = len(levels), _sizes(levels)
+    (steps, n, size), count = x.shape, math.prod(sizes)
+    time_major = _run(ops.Transpose((k, *range(k), k + 1, k + 2)), lift(x, levels, expand=True))
+    flat = [_run(ops.Reshape((steps, count * n, size)), time_major)]
+    for s in hidden_states:
+        flat.append(_run(ops.Reshape((count * n, s.shape[-1])), lift(s, levels, expand=True)))
+    out = _run(op, *flat, *weights)  # (steps + states, count·N, hidden)
+    rows, hidden = out._data.shape[0], out._data.shape[-1]
+    out = _run(ops.Reshape((rows, *sizes, n, hidden)), out)
+    out = _run(ops.Transpose((*range(1, k + 1), 0, k + 1, k + 2)), out)
+    return batched(out, levels)
+
+
 def _trailing(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     """An op on an input's last axes (a fused layer norm's ``dims``, a padding's pairs) whose
     other operands are shared (the layer norm's weight and bias): the batch axes lead."""
@@ -407,6 +431,7 @@ RULES: dict[str, Callable[[ops.Op, list, tuple[int, ...]], Any]] = {
     "leading": _leading,
     "stacked_gates": _stacked_gates,
     "trailing": _trailing,
+    "recurrent_layer": _recurrent_layer,
     "gather": batching_indices.gather,
     "positions": batching_indices.positions,
     "conv": _conv,
