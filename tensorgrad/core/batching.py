@@ -345,8 +345,8 @@ def _leading(op: ops.Op, inputs: list, levels: tuple[int, ...]) -> Tensor:
     """An op on the last axes, whatever leads them (attention): every operand batched."""
     rank = max(_logical_ndim(x) for x in inputs if isinstance(x, Tensor))
     ranks = {_logical_ndim(x) for x in inputs if isinstance(x, Tensor)}
-    if len(ranks) != 1:
-        return NotImplemented
+    if len(ranks) != 1 and not isinstance(op, ops.ScaledDotProductAttention):
+        return NotImplemented  # (attention broadcasts its leading axes: a mask of any rank)
     lifted = [
         lift(x, levels, rank, expand=True) if isinstance(x, Tensor) or levels_of(x) else x
         for x in inputs
