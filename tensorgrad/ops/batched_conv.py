@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad.ops.base import add_tangents, call, replay, shape_of
-from tensorgrad.ops.conv import ConvSettings, Fold, Unfold, check_conv
+from tensorgrad.ops.conv import Fold, Unfold, _ConvSettings, check_conv
 from tensorgrad.ops.im2col import conv_windows, scatter_input_grad
 from tensorgrad.ops.windows import Pair, padded
 
@@ -47,7 +47,7 @@ _CHANNELS_LAST = np.empty((2, 2, 2, 2, 2), dtype=np.int8).transpose(0, 1, 4, 2, 
 CHUNK_ELEMENTS: int = 1 << 19
 
 
-class Conv2dPerSample(ConvSettings):
+class Conv2dPerSample(_ConvSettings):
     """B convolutions, each sample's images with its own weight: x (B, N, C, H, W), weight
     (B, O, C/G, kH, kW) and an optional bias (B, O) give (B, N, O, OH, OW), stored as (B, N,
     OH, OW, O). Settings as ``Conv2d``'s (per-side padding)."""

@@ -216,7 +216,7 @@ class Fold(_Window):
 
 
 # --------------------------------------------------------------------------- convolution
-class ConvSettings(Op):
+class _ConvSettings(Op):
     """What the 2-D convolutions share (``Conv2d``, its fused forms, ``Conv2dPerSample``):
     the stride, the per-side padding, the dilation and the groups."""
 
@@ -235,7 +235,7 @@ class ConvSettings(Op):
         return self.stride, self.padding, self.dilation, self.groups
 
 
-class Conv2d(ConvSettings):
+class Conv2d(_ConvSettings):
     """2-D cross-correlation (PyTorch's ``conv2d``) of x (N, C, H, W) with weight
     (O, C/groups, kH, kW) and an optional bias (O,): out (N, O, OH, OW).
 
