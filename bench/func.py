@@ -32,14 +32,15 @@ def after_warm_up(function, calls: int = 1):
     """A task timing ``calls`` calls of ``function`` after one untimed call: after the pause
     between tasks the first call pays for the BLAS threads waking up (tens of milliseconds
     on a loaded machine), the same for every implementation, which would drown the
-    difference being measured. Returns the seconds of the timed calls."""
+    difference being measured. Returns the CPU seconds of the timed calls (the process's:
+    on one thread, what the work cost, not what other programs on a shared machine took)."""
 
     def task() -> float:
         function()
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(calls):
             function()
-        return time.perf_counter() - start
+        return time.process_time() - start
 
     return task
 

@@ -251,11 +251,20 @@ def run(args: argparse.Namespace) -> str:
         [
             "## vmap over networks (`tg.func.vmap`)\n",
             "One thread (tensorgrad's, BLAS's and PyTorch's), float32, each implementation "
-            "checked against a reference before timing (relative error 1e-4); milliseconds, "
-            "median and range over the interleaved repeats, speed as the per-round ratio.\n",
+            "checked against a reference before timing (relative error 1e-4); CPU milliseconds "
+            "(the process's), median and range over the interleaved repeats, speed as the "
+            "per-round ratio.\n",
             cnn_table,
             mlp_table,
             jac_table,
             "".join(summary),
         ]
     )
+
+
+if __name__ == "__main__":  # python -m bench.vmap [--quick] [--threads 1]: this section alone
+    import sys
+
+    from bench.__main__ import main
+
+    sys.exit(main(["--only", "vmap", *sys.argv[1:]]))

@@ -1,11 +1,13 @@
 """Batched tensors, vmap's levels and their layouts: what a :class:`BatchedTensor` holds (the
 whole batch in one array, its batch axes first), how levels open and close, how a value is
 laid out over levels (:func:`lift`), and how inputs enter and outputs leave a level.
-``core.batching`` builds the rules and the dispatch on these."""
+``core.batching`` builds the dispatch and the rules on these (the conv rules in
+``core.batching_conv``, the index rules in ``core.batching_indices``)."""
 
 from __future__ import annotations
 
 import collections
+import copy
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -36,9 +38,6 @@ class _State:
 
 
 state = _State()
-
-#: warn (once per op) when an op runs once per sample for want of a batching rule, as
-#: PyTorch's vmap does; ``tensorgrad.core.batching.FALLBACK_WARNINGS = False`` silences it
 
 
 # --------------------------------------------------------------------------- the tensors
@@ -216,6 +215,22 @@ def _run(op: ops.Op, *inputs: Any) -> Tensor:
     """Run ``op`` on the arrays as they are (recorded), inside a rule."""
     with physical():
         return engine.apply(op, *inputs)
+
+
+def dispatch(op: ops.Op, *inputs: Any) -> Tensor:
+    """Run ``op`` as the function's code would, through the rules again (a rule built from
+    other ops uses this): the engine's ``apply`` while the levels are open."""
+    return engine.apply(op, *inputs)
+
+
+def _fresh(op: ops.Op, **settings: Any) -> ops.Op:
+    """A copy of ``op`` with new ``settings`` (its axes past the batch axes, say) and
+    nothing saved from a forward."""
+    new = copy.copy(op)
+    new.saved = None
+    for name, value in settings.items():
+        setattr(new, name, value)
+    return new
 
 
 # --------------------------------------------------------------------------- layouts

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorgrad.ops.base import Op, add_tangents, call, replay, shape_of
-from tensorgrad.ops.conv import Fold, Unfold, check_conv
+from tensorgrad.ops.base import add_tangents, call, replay, shape_of
+from tensorgrad.ops.conv import Fold, Unfold, _ConvSettings, check_conv
 from tensorgrad.ops.im2col import conv_windows, scatter_input_grad
-from tensorgrad.ops.windows import Padding, Pair, padded
+from tensorgrad.ops.windows import Pair, padded
 
 #: a tiny (B, N, C, H, W) array stored as (B, N, H, W, C): ``np.empty_like(_CHANNELS_LAST,
 #: shape=..., order="K")`` lays out a fresh output so, owning its memory (no ``base``)
@@ -47,26 +47,13 @@ _CHANNELS_LAST = np.empty((2, 2, 2, 2, 2), dtype=np.int8).transpose(0, 1, 4, 2, 
 CHUNK_ELEMENTS: int = 1 << 19
 
 
-class Conv2dPerSample(Op):
+class Conv2dPerSample(_ConvSettings):
     """B convolutions, each sample's images with its own weight: x (B, N, C, H, W), weight
     (B, O, C/G, kH, kW) and an optional bias (B, O) give (B, N, O, OH, OW), stored as (B, N,
     OH, OW, O). Settings as ``Conv2d``'s (per-side padding)."""
 
     name = "conv2d"
     batching = "per_sample_conv"
-
-    def __init__(
-        self,
-        stride: Pair = (1, 1),
-        padding: Padding = ((0, 0), (0, 0)),
-        dilation: Pair = (1, 1),
-        groups: int = 1,
-    ):
-        self.stride, self.dilation, self.groups = tuple(stride), tuple(dilation), int(groups)
-        self.padding = tuple(tuple(p) for p in padding)
-
-    def _settings(self) -> tuple:
-        return self.stride, self.padding, self.dilation, self.groups
 
     def _geometry(self, x: Any, weight: Any, bias: Any) -> Pair:
         """Check the shapes (one sample's, by ``Conv2d``'s check); return (OH, OW)."""
@@ -223,7 +210,7 @@ class Conv2dPerSample(Op):
     def jvp(self, tangents, out, x, weight, bias=None):
         """Bilinear in (x, weight), plus the bias: conv(ẋ, W) + conv(x, Ẇ) + ḃ."""
         tx, tw, tb = (*tangents, None, None)[:3]
-        plain = Conv2dPerSample(*self._settings())
+        plain = Conv2dPerSample(*self.settings())
         b, o = shape_of(weight)[:2]
         return add_tangents(
             None if tx is None else replay(plain, tx, weight),

@@ -216,16 +216,9 @@ class Fold(_Window):
 
 
 # --------------------------------------------------------------------------- convolution
-class Conv2d(Op):
-    """2-D cross-correlation (PyTorch's ``conv2d``) of x (N, C, H, W) with weight
-    (O, C/groups, kH, kW) and an optional bias (O,): out (N, O, OH, OW).
-
-    For Z = W · unfold(x) + b the VJPs are dW = dZ · colsᵀ, dcols = Wᵀ · dZ folded back onto
-    the input's windows, and db = dZ summed over the positions; on arrays they, like the
-    forward product, run chunk by chunk (``im2col.py``)."""
-
-    name = "conv2d"
-    batching, batching_rank = "conv", 4
+class _ConvSettings(Op):
+    """What the 2-D convolutions share (``Conv2d``, its fused forms, ``Conv2dPerSample``):
+    the stride, the per-side padding, the dilation and the groups."""
 
     def __init__(
         self,
@@ -236,6 +229,22 @@ class Conv2d(Op):
     ):
         self.stride, self.dilation, self.groups = tuple(stride), tuple(dilation), int(groups)
         self.padding = tuple(tuple(p) for p in padding)
+
+    def settings(self) -> tuple[Pair, Padding, Pair, int]:
+        """(stride, padding, dilation, groups): the arguments that make the same op again."""
+        return self.stride, self.padding, self.dilation, self.groups
+
+
+class Conv2d(_ConvSettings):
+    """2-D cross-correlation (PyTorch's ``conv2d``) of x (N, C, H, W) with weight
+    (O, C/groups, kH, kW) and an optional bias (O,): out (N, O, OH, OW).
+
+    For Z = W · unfold(x) + b the VJPs are dW = dZ · colsᵀ, dcols = Wᵀ · dZ folded back onto
+    the input's windows, and db = dZ summed over the positions; on arrays they, like the
+    forward product, run chunk by chunk (``im2col.py``)."""
+
+    name = "conv2d"
+    batching, batching_rank = "conv", 4
 
     def _geometry(self, x: Any, weight: Any, bias: Any) -> Pair:
         """Check the shapes; return the output's (OH, OW)."""
@@ -301,7 +310,7 @@ class Conv2d(Op):
     def jvp(self, tangents, out, x, weight, bias=None):
         """Bilinear in (x, weight), plus the bias: conv(ẋ, W) + conv(x, Ẇ) + ḃ."""
         tx, tw, tb = (*tangents, None, None)[:3]
-        plain = Conv2d(self.stride, self.padding, self.dilation, self.groups)
+        plain = Conv2d(*self.settings())
         return add_tangents(
             None if tx is None else replay(plain, tx, weight),
             None if tw is None else replay(plain, x, tw),

@@ -139,7 +139,7 @@ class Conv2dReluMaxPool(Conv2dRelu):
 
     def _parts(self) -> tuple[Conv2dRelu, MaxPool2d]:
         """The two ops this one fuses, as separate ops."""
-        conv = Conv2dRelu(self.stride, self.padding, self.dilation, self.groups)
+        conv = Conv2dRelu(*self.settings())
         return conv, MaxPool2d(self.pool, self.pool, (0, 0))
 
     def forward(self, x, weight, bias=None):

@@ -268,6 +268,7 @@ class LSTMLayer(Op):
 
     name = "lstm_layer"
     uses_output = True  # each step's h, for W_hh's gradient
+    batching = "recurrent_layer"  # shared weights: the vmap batch joins the layer's batch
 
     def __init__(self, reverse: bool = False) -> None:
         self.reverse = reverse
@@ -421,6 +422,7 @@ class GRULayer(Op):
 
     name = "gru_layer"
     uses_output = True
+    batching = "recurrent_layer"
 
     def __init__(self, reverse: bool = False) -> None:
         self.reverse = reverse

@@ -187,7 +187,7 @@ def _cases():
             lambda m, F: lambda x, i, s: x.scatter_reduce(1, i, s, "amax"),
             [T(3, 5), I(5, 3, 2), T(3, 2)],
             0,
-            False,
+            True,
             True,
         ),
         "index_select": (
@@ -229,7 +229,7 @@ def _cases():
             lambda m, F: lambda x, i, v: x.index_put((i,), v, accumulate=True),
             [T(5), I(5, 3), T(3)],
             0,
-            False,
+            True,
             True,
         ),
         "max_pool2d_indices": (
@@ -329,7 +329,7 @@ def _cases():
             True,
             True,
         ),
-        "bincount": (lambda m, F: lambda i: m.bincount(i, minlength=5), [I(5, 6)], 0, False, False),
+        "bincount": (lambda m, F: lambda i: m.bincount(i, minlength=5), [I(5, 6)], 0, True, False),
     }
 
 

@@ -27,6 +27,7 @@ from tests.ops.registry import REGISTRY, outputs
 #: is not skipped by accident.
 NOT_OPS = {
     "tensorgrad.ops.conv._Window": "the base of Unfold and Fold",
+    "tensorgrad.ops.conv._ConvSettings": "the base of Conv2d and Conv2dPerSample (their settings)",
     "tensorgrad.ops.pool._Pool": "the base of MaxPool2d and the average pools",
     "tensorgrad.ops.pool._Average": "the base of AvgPool2d and AvgPool2dBackward",
     "tensorgrad.ops.reduce._Reduction": "the base of the reductions",

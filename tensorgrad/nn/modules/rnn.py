@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from tensorgrad import array_backend, ops
+from tensorgrad.core import batching
 from tensorgrad.core.engine import apply, as_tensor
 from tensorgrad.core.engine import state as engine_state
 from tensorgrad.core.forward import state as forward_state
@@ -339,14 +340,15 @@ class RNNBase(Module):
     def _fused(self, layout: tuple) -> bool:
         """Whether this call runs each layer as one op (``ops.LSTMLayer``, ``ops.GRULayer``):
         for a padded batch of at least one step (a packed one's steps shrink; no step
-        leaves the weights out of the graph), outside vmap and forward mode, which take
-        the per-step ops' rules."""
+        leaves the weights out of the graph), outside forward mode, and inside vmap only
+        with weights shared by the samples (the batch joins the layer's; weights per
+        sample, as per-sample gradients have, take the per-step ops' rules)."""
         switch = {"LSTM": FUSED_LSTM_LAYER, "GRU": FUSED_GRU_LAYER}.get(self.mode, False)
         return (
             switch
             and layout[0] == "padded"
             and layout[2] > 0
-            and not engine_state.vmapping
+            and not (engine_state.vmapping and any(map(batching.levels_of, self._flat_weights)))
             and not forward_state.level
         )
 
