@@ -9,6 +9,7 @@ fastmath, so LLVM neither reorders nor fuses them.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -54,6 +55,13 @@ jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
 def _constants(dtype: np.dtype, *values: float) -> np.ndarray:
+    """The read-only array of ``values`` in ``dtype``, made once (a recurrent layer's step
+    kernels ask for the same one at every step)."""
+    return _made_constants(np.dtype(dtype), values)
+
+
+@functools.lru_cache(maxsize=256)
+def _made_constants(dtype: np.dtype, values: tuple) -> np.ndarray:
     out = np.array(values, dtype)
     out.flags.writeable = False
     return out
@@ -392,6 +400,9 @@ def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) 
 
 
 # --------------------------------------------------------------------------- LSTM, GRU
+def _gate_constants(dtype: np.dtype) -> np.ndarray:
+    """(½, 1): the sigmoid ½(tanh(½a) + 1) and the slopes' 1 − s, of all four step kernels."""
+    return _constants(dtype, 0.5, 1.0)
 
 
 @jit
@@ -441,9 +452,9 @@ def _lstm_hidden(acts, tanh_c, h):
 
 @jit
 def _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, k, d_gates):
-    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (1,)
+    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (½, 1)
     rows, hidden = tanh_c.shape
-    one = k[0]
+    one = k[1]
     for r in range(rows):
         for j in range(hidden):
             dh = grad[r, j] + dh_next[r, j]
@@ -464,7 +475,7 @@ def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> 
     """One step of ``ops.LSTMLayer``: the activations (i, f, g, o) into ``acts``, tanh(c')
     into ``tanh_c``, h' and c' into ``h_out`` and ``c_out``; three loops around NumPy's
     ``tanh``, the operations of ``LSTMCell._activations`` and the layer's NumPy lines."""
-    k = _constants(acts.dtype, 0.5, 1.0)
+    k = _gate_constants(acts.dtype)
     _lstm_arguments(x_gates, h_gates, bias, k, acts)
     np.tanh(acts, out=acts)
     _lstm_cells(acts, c, k, c_out, tanh_c)
@@ -476,7 +487,7 @@ def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> 
 def lstm_step_backward(grad, dh_next, dc, acts, tanh_c, c, d_gates) -> bool:
     """One reverse step of ``ops.LSTMLayer``'s VJP: the gates' gradient into ``d_gates``,
     ``dc`` updated in place to the previous cell state's."""
-    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _constants(acts.dtype, 1.0), d_gates)
+    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _gate_constants(acts.dtype), d_gates)
     return True
 
 
@@ -518,9 +529,9 @@ def _gru_hidden(acts, h, out):
 
 @jit
 def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
-    # _gru_gate_grads in one loop, g = grad + dh_next; k = (1,)
+    # _gru_gate_grads in one loop, g = grad + dh_next; k = (½, 1)
     rows, hidden = h.shape
-    one = k[0]
+    one = k[1]
     for r in range(rows):
         for j in range(hidden):
             g = grad[r, j] + dh_next[r, j]
@@ -542,7 +553,7 @@ def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
 def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
     """One step of ``ops.GRULayer``: (r, z, n) into ``acts``, h_n into ``h_n``, h' into
     ``out``; three loops around NumPy's ``tanh`` (of r and z, then of n)."""
-    k = _constants(acts.dtype, 0.5, 1.0)
+    k = _gate_constants(acts.dtype)
     hidden = h.shape[1]
     _gru_arguments(x_gates, h_gates, bias, k, acts, h_n)
     rz = acts[:, : 2 * hidden]
@@ -557,7 +568,7 @@ def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
 def gru_step_backward(grad, dh_next, h, acts, h_n, dx_gates, dh_gates, direct) -> bool:
     """One reverse step of ``ops.GRULayer``'s VJP: the gradients of the two products' gates
     and ``direct``, h's own (``g·z``)."""
-    k = _constants(acts.dtype, 1.0)
+    k = _gate_constants(acts.dtype)
     _gru_step_back(grad, dh_next, h, acts, h_n, k, dx_gates, dh_gates, direct)
     return True
 
