@@ -399,6 +399,73 @@ def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) 
     return True
 
 
+@jit
+def _attention_exps_t(x, k, causal, fast, ke, maxima):
+    # in place on the scores Kqᵀ (count, S, L): ·scale, + the causal mask's −inf where key
+    # s > query l (+ 0 elsewhere, as the NumPy code adds its bias), − each query's maximum
+    # over the keys, then exp by _expf where ``fast``; k = (scale, −inf, 0)
+    c = _exp_locals(ke)
+    scale, masked, zero = k[0], k[1], k[2]
+    count, keys, queries = x.shape
+    for b in range(count):
+        for s in range(keys):
+            for q in range(queries):
+                v = x[b, s, q] * scale
+                if causal:
+                    v = v + (masked if s > q else zero)
+                x[b, s, q] = v
+        for q in range(queries):
+            maxima[q] = x[b, 0, q]
+        for s in range(1, keys):
+            for q in range(queries):
+                v = x[b, s, q]
+                m = maxima[q]
+                maxima[q] = v if (v > m or v != v) else m  # NaN wins, as in np.maximum
+        if fast:  # (two loops, not a select inside one: each is vectorised)
+            for s in range(keys):
+                for q in range(queries):
+                    x[b, s, q] = _expf(x[b, s, q] - maxima[q], c)
+        else:
+            for s in range(keys):
+                for q in range(queries):
+                    x[b, s, q] = x[b, s, q] - maxima[q]
+
+
+def attention_exponentials(scores_t: np.ndarray, scale: float, causal: bool, fast: bool) -> bool:
+    """``ops.ScaledDotProductAttention._exponentials``'s passes over the keys-major scores
+    (..., S, L), a fresh C-order array, in place and in two loops per matrix: the scale, the
+    causal mask, the maximum's subtraction, and (``fast``, float32) exp by :func:`_expf`;
+    otherwise the caller's NumPy exp follows."""
+    keys, queries = scores_t.shape[-2:]
+    if not scores_t.size:
+        return True
+    k = _constants(scores_t.dtype, scale, -np.inf, 0.0)
+    maxima = np.empty(queries, scores_t.dtype)
+    ke = _constants(scores_t.dtype, *_EXP_CONSTANTS)
+    _attention_exps_t(scores_t.reshape(-1, keys, queries), k, causal, fast, ke, maxima)
+    return True
+
+
+@jit
+def _divide_by_last(products, out):
+    # out[r, j] = products[r, j] / products[r, n]: each row by its last column
+    rows, n = out.shape
+    for r in range(rows):
+        d = products[r, n]
+        for j in range(n):
+            out[r, j] = products[r, j] / d
+
+
+def divide_by_last_column(products: np.ndarray) -> np.ndarray:
+    """``products[..., :-1] / products[..., -1:]`` of a C-order array in one loop (the
+    attention forward's E·V over Σ E, from one product with a column of ones after V)."""
+    n = products.shape[-1] - 1
+    out = np.empty((*products.shape[:-1], n), products.dtype)
+    if out.size:
+        _divide_by_last(products.reshape(-1, n + 1), out.reshape(-1, n))
+    return out
+
+
 # --------------------------------------------------------------------------- LSTM, GRU
 def _gate_constants(dtype: np.dtype) -> np.ndarray:
     """(½, 1): the sigmoid ½(tanh(½a) + 1) and the slopes' 1 − s, of all four step kernels."""

@@ -115,6 +115,17 @@ class ScaledDotProductAttention(Op):
         scores = np.matmul(k, _swap(q)) if keys_major else np.matmul(q, _swap(k))
         if scores.dtype.kind != "f":
             scores = scores.astype(np.float64)
+        fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
+        if (
+            keys_major
+            and mask is None
+            and _jit.ENABLED
+            and scores.flags.c_contiguous
+            and _jit.run("attention_exponentials", scores, self.scale, self.causal, fast)
+        ):  # the lines below in two loops (tensorgrad/_jit)
+            if not fast:
+                np.exp(scores, out=scores)
+            return _swap(scores)
         scores *= self.scale
         if self.causal:
             bias = causal_bias(q.shape[-2], k.shape[-2], scores.dtype)
@@ -131,7 +142,6 @@ class ScaledDotProductAttention(Op):
             scores -= (
                 _row_max(scores) if keys_major else np.maximum.reduce(scores, -1, keepdims=True)
             )
-        fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
         if not (fast and _jit.run("exp_float32_inplace", scores)):  # (the kernels' own exp)
             np.exp(scores, out=scores)
         return _swap(scores) if keys_major else scores
@@ -173,6 +183,10 @@ class ScaledDotProductAttention(Op):
         self.saved = (e, sums)
         if not e.shape[-1]:  # no keys: E V is zeros, as P V
             return products[..., :-1].copy()
+        if _jit.ENABLED and products.flags.c_contiguous:
+            divided = _jit.run("divide_by_last_column", products)  # the line below, one loop
+            if divided is not None:
+                return divided
         return np.divide(products[..., :-1], products[..., -1:])
 
     def backward(self, grad, out, q, k, v, mask=None, dropout=None):

@@ -410,7 +410,17 @@ def attention_cases(dtype):
         "broadcast key": (q, k[:1], v[:1], {}),
         "transposed query": (np.swapaxes(np.swapaxes(q, 0, 1).copy(), 0, 1), k, v, {}),
         "no keys": (*qkv(2, keys=0), {}),
+        "more keys than queries, causal": (*qkv(3, length=4, keys=7), {"causal": True}),
+        "specials, causal": (*_special_qkv(dtype), {"causal": True}),
+        "a mask (NumPy's passes)": (q, k, v, {"mask": rng.standard_normal((5, 6)).astype(dtype)}),
     }
+
+
+def _special_qkv(dtype):
+    """Scores of ±inf, NaN, ±0 and huge values (a row of NaN, of inf − inf)."""
+    q = np.array([[1.0, 0.0], [np.inf, 1.0], [np.nan, 0.0], [1e30, -1e30], [-0.0, 0.0]], dtype)
+    k = np.array([[1.0, 2.0], [-1.0, 0.5], [0.0, -0.0], [1e-30, 3.0], [2.0, 1.0]], dtype)
+    return q[None], k[None], k[None, :, ::-1].copy()
 
 
 @pytest.mark.parametrize("case", list(attention_cases(np.float32)))
@@ -421,17 +431,27 @@ def test_attention_backward_kernel_equals_numpy_bit_for_bit(monkeypatch, ran, dt
     q, k, v, options = attention_cases(dtype)[case]
 
     def compute():
-        op = ScaledDotProductAttention(0.5, **options)
-        op.needs_input_grad = (True, True, True, False, False)
-        with np.errstate(all="ignore"):
-            out = op.forward(q, k, v)
-            grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(dtype)
-            return (out, *op.backward(grad, out, q, k, v)[:3])
+        return _attention_forward_backward(q, k, v, options, dtype)
 
     plain, fused = both_ways(monkeypatch, compute)
     assert_bitwise_equal(fused, plain)
     if k.shape[-2]:
-        assert ran == ["attention_scores_gradient"]
+        forward = ["attention_exponentials"] if "mask" not in options else []
+        assert ran == [*forward, "divide_by_last_column", "attention_scores_gradient"]
+
+
+def _attention_forward_backward(q, k, v, options, dtype):
+    """The op's output and q's, k's and v's gradients (of a fixed upstream gradient)."""
+    from tensorgrad.ops.attention import ScaledDotProductAttention
+
+    options = dict(options)
+    mask = options.pop("mask", None)
+    op = ScaledDotProductAttention(0.5, **options)
+    op.needs_input_grad = (True, True, True, False, False)
+    with np.errstate(all="ignore"):
+        out = op.forward(q, k, v, mask)
+        grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(dtype)
+        return (out, *op.backward(grad, out, q, k, v, mask)[:3])
 
 
 @pytest.mark.parametrize("case", list(attention_cases(np.float32)))
@@ -443,16 +463,37 @@ def test_float32_attention_with_the_kernels_exp(monkeypatch, ran, case):
     q, k, v, options = attention_cases(np.float32)[case]
 
     def compute():
-        op = ScaledDotProductAttention(0.5, **options)
-        op.needs_input_grad = (True, True, True, False, False)
-        with np.errstate(all="ignore"):
-            out = op.forward(q, k, v)
-            grad = np.cos(np.arange(out.size)).reshape(out.shape).astype(np.float32)
-            return (out, *op.backward(grad, out, q, k, v)[:3])
+        return _attention_forward_backward(q, k, v, options, np.float32)
 
     plain, fused = both_ways(monkeypatch, compute, fast_exp=True)
     for a, b in zip(fused, plain, strict=True):
         assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     if k.shape[-2]:
-        assert ran == ["exp_float32_inplace", "attention_scores_gradient"]
+        forward = ["exp_float32_inplace" if "mask" in options else "attention_exponentials"]
+        assert ran == [*forward, "divide_by_last_column", "attention_scores_gradient"]
+
+
+@pytest.mark.parametrize("case", list(attention_cases(np.float32)))
+def test_attention_exponentials_kernel_with_its_exp_is_the_exp_kernel_s(monkeypatch, ran, case):
+    """The forward's fused passes with ``FAST_EXP``: bit for bit what NumPy's passes and
+    then the kernels' own in-place exp give."""
+    from tensorgrad.ops import attention
+
+    q, k, v, options = attention_cases(np.float32)[case]
+    if "mask" in options:
+        return
+    monkeypatch.setattr(_jit, "FAST_EXP", True)
+    op = attention.ScaledDotProductAttention(0.5, **options)
+    with np.errstate(all="ignore"):
+        fused = op._exponentials(q, k, None)
+        real_run = _jit.run
+        monkeypatch.setattr(
+            _jit,
+            "run",
+            lambda name, *a: None if name == "attention_exponentials" else real_run(name, *a),
+        )
+        plain = op._exponentials(q, k, None)
+    assert_bitwise_equal([fused], [plain])
+    if k.shape[-2]:  # (then the NumPy passes and the exp kernel)
+        assert ran == ["attention_exponentials", "exp_float32_inplace"]
