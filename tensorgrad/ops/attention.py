@@ -35,7 +35,19 @@ def _swap(x: Any) -> Any:
 #: row (P's softmax axis) was 4× slower than across rows, the largest part of attention's forward
 KEYS_MAJOR = True
 
+#: products of two row-major operands (NN): the second one's transpose copied into C order
+#: first, where NumPy would hand BLAS a transposed operand (QKᵀ, dO Vᵀ): OpenBLAS's batched
+#: NT products were half as fast as NN ones at the GPTs' shapes, and the copy costs a fifth
+CONTIGUOUS_OPERANDS = True
+
 _CAUSAL: dict[tuple, np.ndarray] = {}
+
+
+def _times_transposed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ bᵀ`` over the last two axes, of arrays (see :data:`CONTIGUOUS_OPERANDS`)."""
+    if CONTIGUOUS_OPERANDS and b.size:
+        return np.matmul(a, np.ascontiguousarray(_swap(b)))
+    return np.matmul(a, _swap(b))
 
 
 def causal_bias(length: int, source: int, dtype: Any) -> np.ndarray:
@@ -112,7 +124,7 @@ class ScaledDotProductAttention(Op):
         transposed view of Eᵀ in C order: the max runs over axis −2, across whole rows (by
         halving)."""
         keys_major = KEYS_MAJOR
-        scores = np.matmul(k, _swap(q)) if keys_major else np.matmul(q, _swap(k))
+        scores = _times_transposed(k, q) if keys_major else _times_transposed(q, k)
         if scores.dtype.kind != "f":
             scores = scores.astype(np.float64)
         fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
@@ -221,7 +233,7 @@ class ScaledDotProductAttention(Op):
         dv = sum_to(kept_t @ grad, shape_of(v)) if nv else None
         if not (nq or nk or nmask):
             return (None, None, dv, None, None)
-        dp_t = v @ _swap(grad)
+        dp_t = _times_transposed(v, grad)
         if dropout is not None:
             dp_t *= _swap(dropout)
         d = np.einsum("...e,...e->...", grad, out)

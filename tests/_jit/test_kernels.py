@@ -426,7 +426,6 @@ def _special_qkv(dtype):
 @pytest.mark.parametrize("case", list(attention_cases(np.float32)))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_attention_backward_kernel_equals_numpy_bit_for_bit(monkeypatch, ran, dtype, case):
-    from tensorgrad.ops.attention import ScaledDotProductAttention
 
     q, k, v, options = attention_cases(dtype)[case]
 
@@ -458,7 +457,6 @@ def _attention_forward_backward(q, k, v, options, dtype):
 def test_float32_attention_with_the_kernels_exp(monkeypatch, ran, case):
     """With ``FAST_EXP``, float32 attention's softmax numerators take the kernels' exp
     (within 1 ulp): the output and gradients within float32 rounding of NumPy's."""
-    from tensorgrad.ops.attention import ScaledDotProductAttention
 
     q, k, v, options = attention_cases(np.float32)[case]
 
@@ -480,7 +478,7 @@ def test_attention_exponentials_kernel_with_its_exp_is_the_exp_kernel_s(monkeypa
     then the kernels' own in-place exp give."""
     from tensorgrad.ops import attention
 
-    q, k, v, options = attention_cases(np.float32)[case]
+    q, k, _, options = attention_cases(np.float32)[case]
     if "mask" in options:
         return
     monkeypatch.setattr(_jit, "FAST_EXP", True)
