@@ -250,56 +250,82 @@ def _row_sum(a, r, n, zero):
 
 
 @jit
-def _layer_norm_forward(x, w, b, k, out, normalized, inverse_std):
-    # k = (1/n, eps, 1, 0); normalized doubles as the centred rows' scratch
+def _layer_norm_center(x, sums, k, centered, square):
+    # centered = x − sums·(1/n) of each row, square = centered²; k = (1/n, eps, 1)
     rows, n = x.shape
+    inv_n = k[0]
     for r in range(rows):
-        mean = _row_sum(x, r, n, k[3]) * k[0]
+        mean = sums[r] * inv_n
         for j in range(n):
             c = x[r, j] - mean
-            normalized[r, j] = c
-            out[r, j] = c * c
-        s = k[2] / np.sqrt(_row_sum(out, r, n, k[3]) * k[0] + k[1])
-        inverse_std[r, 0] = s
-        for j in range(n):
-            h = normalized[r, j] * s
-            normalized[r, j] = h
-            out[r, j] = h * w[j] + b[j]
+            centered[r, j] = c
+            square[r, j] = c * c
 
 
 @jit
-def _layer_norm_backward(g, normalized, inverse_std, w, k, need_dx, dx, dw, db):
-    # dbias = Σ g, dweight = Σ g·x̂ over rows; dx = σ⁻¹·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)),
-    # ĝ = g·weight; k = (1/n, 0); dx doubles as ĝ's and ĝ·x̂'s scratch
-    rows, n = g.shape
+def _layer_norm_scale(centered, sums, w, b, k, out, inverse_std):
+    # σ⁻¹ = 1 / √(sums·(1/n) + eps); centered ← centered·σ⁻¹ (x̂), out = x̂·w + b
+    rows, n = centered.shape
+    inv_n, eps, one = k[0], k[1], k[2]
     for r in range(rows):
+        s = one / np.sqrt(sums[r] * inv_n + eps)
+        inverse_std[r, 0] = s
         for j in range(n):
-            gj = g[r, j]
-            db[j] += gj
-            dw[j] += gj * normalized[r, j]
-        if not need_dx:
-            continue
-        for j in range(n):
-            dx[r, j] = g[r, j] * w[j] * normalized[r, j]
-        mean_gx = _row_sum(dx, r, n, k[1]) * k[0]
-        for j in range(n):
-            dx[r, j] = g[r, j] * w[j]
-        mean_g = _row_sum(dx, r, n, k[1]) * k[0]
-        s = inverse_std[r, 0]
-        for j in range(n):
-            dx[r, j] = (dx[r, j] - mean_g - normalized[r, j] * mean_gx) * s
+            h = centered[r, j] * s
+            centered[r, j] = h
+            out[r, j] = h * w[j] + b[j]
 
 
-def layer_norm_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float):
+def layer_norm_forward(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, row_sums: Callable
+):
     """``(out, x̂, σ⁻¹)`` of layer norm over the rows of the matrix ``x`` (rows, n), n > 0;
-    σ⁻¹ of shape (rows, 1)."""
+    σ⁻¹ of shape (rows, 1). The row sums are the caller's (``ops.sums.row_sums``, through
+    BLAS: three times a loop's speed), the elementwise passes two loops: ``ops.LayerNorm``'s
+    NumPy lines, bit for bit."""
     rows, n = x.shape
     dtype = x.dtype
-    out, normalized = np.empty((rows, n), dtype), np.empty((rows, n), dtype)
+    centered, square = np.empty((rows, n), dtype), np.empty((rows, n), dtype)
     inverse_std = np.empty((rows, 1), dtype)
-    k = _constants(dtype, 1.0 / n, eps, 1.0, 0.0)
-    _layer_norm_forward(x, weight.reshape(n), bias.reshape(n), k, out, normalized, inverse_std)
-    return out, normalized, inverse_std
+    k = _constants(dtype, 1.0 / n, eps, 1.0)
+    _layer_norm_center(x, row_sums(x), k, centered, square)
+    variance_sums = row_sums(square)
+    out = square  # (its squares are summed: the output takes its memory, as in NumPy's lines)
+    _layer_norm_scale(
+        centered, variance_sums, weight.reshape(n), bias.reshape(n), k, out, inverse_std
+    )
+    return out, centered, inverse_std
+
+
+@jit
+def _layer_norm_products(g, normalized, w, need_dx, gx, gw, gwx):
+    # g·x̂ (dweight's terms), and for dx ĝ = g·w and ĝ·x̂
+    rows, n = g.shape
+    for r in range(rows):
+        if need_dx:  # (the test outside the loops: each is vectorised)
+            for j in range(n):
+                gj = g[r, j]
+                xj = normalized[r, j]
+                gx[r, j] = gj * xj
+                t = gj * w[j]
+                gw[r, j] = t
+                gwx[r, j] = t * xj
+        else:
+            for j in range(n):
+                gx[r, j] = g[r, j] * normalized[r, j]
+
+
+@jit
+def _layer_norm_dx(gw, normalized, sums_g, sums_gx, inverse_std, k, dx):
+    # dx = ((ĝ − mean(ĝ)) − x̂·mean(ĝ·x̂))·σ⁻¹, the means sums·(1/n); k = (1/n,)
+    rows, n = gw.shape
+    inv_n = k[0]
+    for r in range(rows):
+        mean_g = sums_g[r] * inv_n
+        mean_gx = sums_gx[r] * inv_n
+        s = inverse_std[r, 0]
+        for j in range(n):
+            dx[r, j] = ((gw[r, j] - mean_g) - normalized[r, j] * mean_gx) * s
 
 
 def layer_norm_backward(
@@ -308,16 +334,25 @@ def layer_norm_backward(
     inverse_std: np.ndarray,
     weight: np.ndarray,
     need_dx: bool,
+    row_sums: Callable,
+    column_sums: Callable,
 ):
     """``(dx or None, dweight, dbias)`` of layer norm on the (rows, n) matrices; dweight and
-    dbias of shape (n,)."""
+    dbias of shape (n,). The sums are the caller's (through BLAS), the products and dx one
+    loop each: ``ops.LayerNorm``'s NumPy lines, bit for bit."""
     rows, n = normalized.shape
     dtype = normalized.dtype
-    dw, db = np.zeros(n, dtype), np.zeros(n, dtype)
-    dx = np.empty((rows, n), dtype) if need_dx else np.empty((0, n), dtype)
-    k = _constants(dtype, 1.0 / n, 0.0)
-    _layer_norm_backward(grad, normalized, inverse_std, weight.reshape(n), k, need_dx, dx, dw, db)
-    return (dx if need_dx else None), dw, db
+    gx = np.empty((rows, n), dtype)
+    shape = (rows, n) if need_dx else (0, n)
+    gw, gwx = np.empty(shape, dtype), np.empty(shape, dtype)
+    _layer_norm_products(grad, normalized, weight.reshape(n), need_dx, gx, gw, gwx)
+    db, dw = column_sums(grad), column_sums(gx)
+    if not need_dx:
+        return None, dw, db
+    dx = gx  # (summed already: dx takes its memory)
+    k = _constants(dtype, 1.0 / n)
+    _layer_norm_dx(gw, normalized, row_sums(gw), row_sums(gwx), inverse_std, k, dx)
+    return dx, dw, db
 
 
 # --------------------------------------------------------------------------- cross-entropy
