@@ -43,6 +43,12 @@ CONTIGUOUS_OPERANDS = True
 _CAUSAL: dict[tuple, np.ndarray] = {}
 
 
+def _scaled(product: np.ndarray, scale: float) -> np.ndarray:
+    """``product · scale`` in place on a fresh float product (no second array)."""
+    product *= scale
+    return product
+
+
 def _times_transposed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ bᵀ`` over the last two axes, of arrays (see :data:`CONTIGUOUS_OPERANDS`)."""
     if CONTIGUOUS_OPERANDS and b.size:
@@ -249,8 +255,8 @@ class ScaledDotProductAttention(Op):
         if not fused:
             dp_t -= d[..., None, :]
             dp_t *= e_t
-        dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
-        dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
+        dq = sum_to(_scaled(_swap(dp_t) @ k, self.scale), shape_of(q)) if nq else None
+        dk = sum_to(_scaled(dp_t @ q, self.scale), shape_of(k)) if nk else None
         dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None
         return (dq, dk, dv, dmask, None)
 
