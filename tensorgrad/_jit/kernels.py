@@ -9,6 +9,7 @@ fastmath, so LLVM neither reorders nor fuses them.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -54,6 +55,13 @@ jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
 def _constants(dtype: np.dtype, *values: float) -> np.ndarray:
+    """The read-only array of ``values`` in ``dtype``, made once (a recurrent layer's step
+    kernels ask for the same one at every step)."""
+    return _made_constants(np.dtype(dtype), values)
+
+
+@functools.lru_cache(maxsize=256)
+def _made_constants(dtype: np.dtype, values: tuple) -> np.ndarray:
     out = np.array(values, dtype)
     out.flags.writeable = False
     return out
@@ -242,56 +250,82 @@ def _row_sum(a, r, n, zero):
 
 
 @jit
-def _layer_norm_forward(x, w, b, k, out, normalized, inverse_std):
-    # k = (1/n, eps, 1, 0); normalized doubles as the centred rows' scratch
+def _layer_norm_center(x, sums, k, centered, square):
+    # centered = x − sums·(1/n) of each row, square = centered²; k = (1/n, eps, 1)
     rows, n = x.shape
+    inv_n = k[0]
     for r in range(rows):
-        mean = _row_sum(x, r, n, k[3]) * k[0]
+        mean = sums[r] * inv_n
         for j in range(n):
             c = x[r, j] - mean
-            normalized[r, j] = c
-            out[r, j] = c * c
-        s = k[2] / np.sqrt(_row_sum(out, r, n, k[3]) * k[0] + k[1])
-        inverse_std[r, 0] = s
-        for j in range(n):
-            h = normalized[r, j] * s
-            normalized[r, j] = h
-            out[r, j] = h * w[j] + b[j]
+            centered[r, j] = c
+            square[r, j] = c * c
 
 
 @jit
-def _layer_norm_backward(g, normalized, inverse_std, w, k, need_dx, dx, dw, db):
-    # dbias = Σ g, dweight = Σ g·x̂ over rows; dx = σ⁻¹·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)),
-    # ĝ = g·weight; k = (1/n, 0); dx doubles as ĝ's and ĝ·x̂'s scratch
-    rows, n = g.shape
+def _layer_norm_scale(centered, sums, w, b, k, out, inverse_std):
+    # σ⁻¹ = 1 / √(sums·(1/n) + eps); centered ← centered·σ⁻¹ (x̂), out = x̂·w + b
+    rows, n = centered.shape
+    inv_n, eps, one = k[0], k[1], k[2]
     for r in range(rows):
+        s = one / np.sqrt(sums[r] * inv_n + eps)
+        inverse_std[r, 0] = s
         for j in range(n):
-            gj = g[r, j]
-            db[j] += gj
-            dw[j] += gj * normalized[r, j]
-        if not need_dx:
-            continue
-        for j in range(n):
-            dx[r, j] = g[r, j] * w[j] * normalized[r, j]
-        mean_gx = _row_sum(dx, r, n, k[1]) * k[0]
-        for j in range(n):
-            dx[r, j] = g[r, j] * w[j]
-        mean_g = _row_sum(dx, r, n, k[1]) * k[0]
-        s = inverse_std[r, 0]
-        for j in range(n):
-            dx[r, j] = (dx[r, j] - mean_g - normalized[r, j] * mean_gx) * s
+            h = centered[r, j] * s
+            centered[r, j] = h
+            out[r, j] = h * w[j] + b[j]
 
 
-def layer_norm_forward(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float):
+def layer_norm_forward(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, row_sums: Callable
+):
     """``(out, x̂, σ⁻¹)`` of layer norm over the rows of the matrix ``x`` (rows, n), n > 0;
-    σ⁻¹ of shape (rows, 1)."""
+    σ⁻¹ of shape (rows, 1). The row sums are the caller's (``ops.sums.row_sums``, through
+    BLAS: three times a loop's speed), the elementwise passes two loops: ``ops.LayerNorm``'s
+    NumPy lines, bit for bit."""
     rows, n = x.shape
     dtype = x.dtype
-    out, normalized = np.empty((rows, n), dtype), np.empty((rows, n), dtype)
+    centered, square = np.empty((rows, n), dtype), np.empty((rows, n), dtype)
     inverse_std = np.empty((rows, 1), dtype)
-    k = _constants(dtype, 1.0 / n, eps, 1.0, 0.0)
-    _layer_norm_forward(x, weight.reshape(n), bias.reshape(n), k, out, normalized, inverse_std)
-    return out, normalized, inverse_std
+    k = _constants(dtype, 1.0 / n, eps, 1.0)
+    _layer_norm_center(x, row_sums(x), k, centered, square)
+    variance_sums = row_sums(square)
+    out = square  # (its squares are summed: the output takes its memory, as in NumPy's lines)
+    _layer_norm_scale(
+        centered, variance_sums, weight.reshape(n), bias.reshape(n), k, out, inverse_std
+    )
+    return out, centered, inverse_std
+
+
+@jit
+def _layer_norm_products(g, normalized, w, need_dx, gx, gw, gwx):
+    # g·x̂ (dweight's terms), and for dx ĝ = g·w and ĝ·x̂
+    rows, n = g.shape
+    for r in range(rows):
+        if need_dx:  # (the test outside the loops: each is vectorised)
+            for j in range(n):
+                gj = g[r, j]
+                xj = normalized[r, j]
+                gx[r, j] = gj * xj
+                t = gj * w[j]
+                gw[r, j] = t
+                gwx[r, j] = t * xj
+        else:
+            for j in range(n):
+                gx[r, j] = g[r, j] * normalized[r, j]
+
+
+@jit
+def _layer_norm_dx(gw, normalized, sums_g, sums_gx, inverse_std, k, dx):
+    # dx = ((ĝ − mean(ĝ)) − x̂·mean(ĝ·x̂))·σ⁻¹, the means sums·(1/n); k = (1/n,)
+    rows, n = gw.shape
+    inv_n = k[0]
+    for r in range(rows):
+        mean_g = sums_g[r] * inv_n
+        mean_gx = sums_gx[r] * inv_n
+        s = inverse_std[r, 0]
+        for j in range(n):
+            dx[r, j] = ((gw[r, j] - mean_g) - normalized[r, j] * mean_gx) * s
 
 
 def layer_norm_backward(
@@ -300,16 +334,25 @@ def layer_norm_backward(
     inverse_std: np.ndarray,
     weight: np.ndarray,
     need_dx: bool,
+    row_sums: Callable,
+    column_sums: Callable,
 ):
     """``(dx or None, dweight, dbias)`` of layer norm on the (rows, n) matrices; dweight and
-    dbias of shape (n,)."""
+    dbias of shape (n,). The sums are the caller's (through BLAS), the products and dx one
+    loop each: ``ops.LayerNorm``'s NumPy lines, bit for bit."""
     rows, n = normalized.shape
     dtype = normalized.dtype
-    dw, db = np.zeros(n, dtype), np.zeros(n, dtype)
-    dx = np.empty((rows, n), dtype) if need_dx else np.empty((0, n), dtype)
-    k = _constants(dtype, 1.0 / n, 0.0)
-    _layer_norm_backward(grad, normalized, inverse_std, weight.reshape(n), k, need_dx, dx, dw, db)
-    return (dx if need_dx else None), dw, db
+    gx = np.empty((rows, n), dtype)
+    shape = (rows, n) if need_dx else (0, n)
+    gw, gwx = np.empty(shape, dtype), np.empty(shape, dtype)
+    _layer_norm_products(grad, normalized, weight.reshape(n), need_dx, gx, gw, gwx)
+    db, dw = column_sums(grad), column_sums(gx)
+    if not need_dx:
+        return None, dw, db
+    dx = gx  # (summed already: dx takes its memory)
+    k = _constants(dtype, 1.0 / n)
+    _layer_norm_dx(gw, normalized, row_sums(gw), row_sums(gwx), inverse_std, k, dx)
+    return dx, dw, db
 
 
 # --------------------------------------------------------------------------- cross-entropy
@@ -391,7 +434,77 @@ def attention_scores_gradient(dp_t: np.ndarray, d: np.ndarray, e_t: np.ndarray) 
     return True
 
 
+@jit
+def _attention_exps_t(x, k, causal, fast, ke, maxima):
+    # in place on the scores Kqᵀ (count, S, L): ·scale, + the causal mask's −inf where key
+    # s > query l (+ 0 elsewhere, as the NumPy code adds its bias), − each query's maximum
+    # over the keys, then exp by _expf where ``fast``; k = (scale, −inf, 0)
+    c = _exp_locals(ke)
+    scale, masked, zero = k[0], k[1], k[2]
+    count, keys, queries = x.shape
+    for b in range(count):
+        for s in range(keys):
+            for q in range(queries):
+                v = x[b, s, q] * scale
+                if causal:
+                    v = v + (masked if s > q else zero)
+                x[b, s, q] = v
+        for q in range(queries):
+            maxima[q] = x[b, 0, q]
+        for s in range(1, keys):
+            for q in range(queries):
+                v = x[b, s, q]
+                m = maxima[q]
+                maxima[q] = v if (v > m or v != v) else m  # NaN wins, as in np.maximum
+        if fast:  # (two loops, not a select inside one: each is vectorised)
+            for s in range(keys):
+                for q in range(queries):
+                    x[b, s, q] = _expf(x[b, s, q] - maxima[q], c)
+        else:
+            for s in range(keys):
+                for q in range(queries):
+                    x[b, s, q] = x[b, s, q] - maxima[q]
+
+
+def attention_exponentials(scores_t: np.ndarray, scale: float, causal: bool, fast: bool) -> bool:
+    """``ops.ScaledDotProductAttention._exponentials``'s passes over the keys-major scores
+    (..., S, L), a fresh C-order array, in place and in two loops per matrix: the scale, the
+    causal mask, the maximum's subtraction, and (``fast``, float32) exp by :func:`_expf`;
+    otherwise the caller's NumPy exp follows."""
+    keys, queries = scores_t.shape[-2:]
+    if not scores_t.size:
+        return True
+    k = _constants(scores_t.dtype, scale, -np.inf, 0.0)
+    maxima = np.empty(queries, scores_t.dtype)
+    ke = _constants(scores_t.dtype, *_EXP_CONSTANTS)
+    _attention_exps_t(scores_t.reshape(-1, keys, queries), k, causal, fast, ke, maxima)
+    return True
+
+
+@jit
+def _divide_by_last(products, out):
+    # out[r, j] = products[r, j] / products[r, n]: each row by its last column
+    rows, n = out.shape
+    for r in range(rows):
+        d = products[r, n]
+        for j in range(n):
+            out[r, j] = products[r, j] / d
+
+
+def divide_by_last_column(products: np.ndarray) -> np.ndarray:
+    """``products[..., :-1] / products[..., -1:]`` of a C-order array in one loop (the
+    attention forward's E·V over Σ E, from one product with a column of ones after V)."""
+    n = products.shape[-1] - 1
+    out = np.empty((*products.shape[:-1], n), products.dtype)
+    if out.size:
+        _divide_by_last(products.reshape(-1, n + 1), out.reshape(-1, n))
+    return out
+
+
 # --------------------------------------------------------------------------- LSTM, GRU
+def _gate_constants(dtype: np.dtype) -> np.ndarray:
+    """(½, 1): the sigmoid ½(tanh(½a) + 1) and the slopes' 1 − s, of all four step kernels."""
+    return _constants(dtype, 0.5, 1.0)
 
 
 @jit
@@ -441,9 +554,9 @@ def _lstm_hidden(acts, tanh_c, h):
 
 @jit
 def _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, k, d_gates):
-    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (1,)
+    # _lstm_gate_grads in one loop, dh = grad + dh_next; dc ← dc·f in place; k = (½, 1)
     rows, hidden = tanh_c.shape
-    one = k[0]
+    one = k[1]
     for r in range(rows):
         for j in range(hidden):
             dh = grad[r, j] + dh_next[r, j]
@@ -464,7 +577,7 @@ def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> 
     """One step of ``ops.LSTMLayer``: the activations (i, f, g, o) into ``acts``, tanh(c')
     into ``tanh_c``, h' and c' into ``h_out`` and ``c_out``; three loops around NumPy's
     ``tanh``, the operations of ``LSTMCell._activations`` and the layer's NumPy lines."""
-    k = _constants(acts.dtype, 0.5, 1.0)
+    k = _gate_constants(acts.dtype)
     _lstm_arguments(x_gates, h_gates, bias, k, acts)
     np.tanh(acts, out=acts)
     _lstm_cells(acts, c, k, c_out, tanh_c)
@@ -476,7 +589,7 @@ def lstm_step_forward(x_gates, h_gates, bias, c, acts, tanh_c, h_out, c_out) -> 
 def lstm_step_backward(grad, dh_next, dc, acts, tanh_c, c, d_gates) -> bool:
     """One reverse step of ``ops.LSTMLayer``'s VJP: the gates' gradient into ``d_gates``,
     ``dc`` updated in place to the previous cell state's."""
-    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _constants(acts.dtype, 1.0), d_gates)
+    _lstm_step_back(grad, dh_next, dc, acts, tanh_c, c, _gate_constants(acts.dtype), d_gates)
     return True
 
 
@@ -518,9 +631,9 @@ def _gru_hidden(acts, h, out):
 
 @jit
 def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
-    # _gru_gate_grads in one loop, g = grad + dh_next; k = (1,)
+    # _gru_gate_grads in one loop, g = grad + dh_next; k = (½, 1)
     rows, hidden = h.shape
-    one = k[0]
+    one = k[1]
     for r in range(rows):
         for j in range(hidden):
             g = grad[r, j] + dh_next[r, j]
@@ -542,7 +655,7 @@ def _gru_step_back(grad, dh_next, h, acts, h_n, k, dx, dhg, direct):
 def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
     """One step of ``ops.GRULayer``: (r, z, n) into ``acts``, h_n into ``h_n``, h' into
     ``out``; three loops around NumPy's ``tanh`` (of r and z, then of n)."""
-    k = _constants(acts.dtype, 0.5, 1.0)
+    k = _gate_constants(acts.dtype)
     hidden = h.shape[1]
     _gru_arguments(x_gates, h_gates, bias, k, acts, h_n)
     rz = acts[:, : 2 * hidden]
@@ -557,7 +670,7 @@ def gru_step_forward(x_gates, h_gates, bias, h, acts, h_n, out) -> bool:
 def gru_step_backward(grad, dh_next, h, acts, h_n, dx_gates, dh_gates, direct) -> bool:
     """One reverse step of ``ops.GRULayer``'s VJP: the gradients of the two products' gates
     and ``direct``, h's own (``g·z``)."""
-    k = _constants(acts.dtype, 1.0)
+    k = _gate_constants(acts.dtype)
     _gru_step_back(grad, dh_next, h, acts, h_n, k, dx_gates, dh_gates, direct)
     return True
 

@@ -35,7 +35,25 @@ def _swap(x: Any) -> Any:
 #: row (P's softmax axis) was 4× slower than across rows, the largest part of attention's forward
 KEYS_MAJOR = True
 
+#: products of two row-major operands (NN): the second one's transpose copied into C order
+#: first, where NumPy would hand BLAS a transposed operand (QKᵀ, dO Vᵀ): OpenBLAS's batched
+#: NT products were half as fast as NN ones at the GPTs' shapes, and the copy costs a fifth
+CONTIGUOUS_OPERANDS = True
+
 _CAUSAL: dict[tuple, np.ndarray] = {}
+
+
+def _scaled(product: np.ndarray, scale: float) -> np.ndarray:
+    """``product · scale`` in place on a fresh float product (no second array)."""
+    product *= scale
+    return product
+
+
+def _times_transposed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ bᵀ`` over the last two axes, of arrays (see :data:`CONTIGUOUS_OPERANDS`)."""
+    if CONTIGUOUS_OPERANDS and b.size:
+        return np.matmul(a, np.ascontiguousarray(_swap(b)))
+    return np.matmul(a, _swap(b))
 
 
 def causal_bias(length: int, source: int, dtype: Any) -> np.ndarray:
@@ -112,9 +130,20 @@ class ScaledDotProductAttention(Op):
         transposed view of Eᵀ in C order: the max runs over axis −2, across whole rows (by
         halving)."""
         keys_major = KEYS_MAJOR
-        scores = np.matmul(k, _swap(q)) if keys_major else np.matmul(q, _swap(k))
+        scores = _times_transposed(k, q) if keys_major else _times_transposed(q, k)
         if scores.dtype.kind != "f":
             scores = scores.astype(np.float64)
+        fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
+        if (
+            keys_major
+            and mask is None
+            and _jit.ENABLED
+            and scores.flags.c_contiguous
+            and _jit.run("attention_exponentials", scores, self.scale, self.causal, fast)
+        ):  # the lines below in two loops (tensorgrad/_jit)
+            if not fast:
+                np.exp(scores, out=scores)
+            return _swap(scores)
         scores *= self.scale
         if self.causal:
             bias = causal_bias(q.shape[-2], k.shape[-2], scores.dtype)
@@ -131,7 +160,6 @@ class ScaledDotProductAttention(Op):
             scores -= (
                 _row_max(scores) if keys_major else np.maximum.reduce(scores, -1, keepdims=True)
             )
-        fast = _jit.ENABLED and _jit.FAST_EXP and scores.dtype == np.float32
         if not (fast and _jit.run("exp_float32_inplace", scores)):  # (the kernels' own exp)
             np.exp(scores, out=scores)
         return _swap(scores) if keys_major else scores
@@ -173,6 +201,10 @@ class ScaledDotProductAttention(Op):
         self.saved = (e, sums)
         if not e.shape[-1]:  # no keys: E V is zeros, as P V
             return products[..., :-1].copy()
+        if _jit.ENABLED and products.flags.c_contiguous:
+            divided = _jit.run("divide_by_last_column", products)  # the line below, one loop
+            if divided is not None:
+                return divided
         return np.divide(products[..., :-1], products[..., -1:])
 
     def backward(self, grad, out, q, k, v, mask=None, dropout=None):
@@ -207,7 +239,7 @@ class ScaledDotProductAttention(Op):
         dv = sum_to(kept_t @ grad, shape_of(v)) if nv else None
         if not (nq or nk or nmask):
             return (None, None, dv, None, None)
-        dp_t = v @ _swap(grad)
+        dp_t = _times_transposed(v, grad)
         if dropout is not None:
             dp_t *= _swap(dropout)
         d = np.einsum("...e,...e->...", grad, out)
@@ -223,8 +255,8 @@ class ScaledDotProductAttention(Op):
         if not fused:
             dp_t -= d[..., None, :]
             dp_t *= e_t
-        dq = sum_to((_swap(dp_t) @ k) * self.scale, shape_of(q)) if nq else None
-        dk = sum_to((dp_t @ q) * self.scale, shape_of(k)) if nk else None
+        dq = sum_to(_scaled(_swap(dp_t) @ k, self.scale), shape_of(q)) if nq else None
+        dk = sum_to(_scaled(dp_t @ q, self.scale), shape_of(k)) if nk else None
         dmask = sum_to(_swap(dp_t), shape_of(mask)) if nmask else None
         return (dq, dk, dv, dmask, None)
 

@@ -102,7 +102,7 @@ class LayerNorm(Op):
             fused = (
                 _jit.ENABLED and _fusable(x, weight, bias) and self._fused_forward(x2, weight, bias)
             )
-            if fused:  # the lines below in one loop per row (tensorgrad/_jit)
+            if fused:  # the lines below in two loops around the BLAS sums (tensorgrad/_jit)
                 self.saved = fused[1:]
                 return fused[0].reshape(x.shape)
             centered = x2 - (row_sums(x2) * (1.0 / n))[:, None]
@@ -126,7 +126,7 @@ class LayerNorm(Op):
         return square
 
     def _fused_forward(self, x2, weight, bias):
-        return _jit.run("layer_norm_forward", x2, weight, bias, self.eps)
+        return _jit.run("layer_norm_forward", x2, weight, bias, self.eps, row_sums)
 
     def scalar_forward(self, x, weight, bias):
         normalized = Normalize(self._axes(x), self.eps).scalar_forward(x)
@@ -143,12 +143,11 @@ class LayerNorm(Op):
         ):
             rows, n = normalized.shape
             g = grad.reshape(rows, n)
-            fused = (
-                _jit.ENABLED
-                and _fusable(grad, weight, normalized)
-                and _jit.run("layer_norm_backward", g, normalized, inverse_std, weight, nx)
+            fused = _jit.ENABLED and _fusable(grad, weight, normalized)
+            fused = fused and _jit.run(
+                "layer_norm_backward", g, normalized, inverse_std, weight, nx, row_sums, column_sums
             )
-            if fused:  # the lines below in one sweep over the rows (tensorgrad/_jit)
+            if fused:  # the lines below in two loops around the BLAS sums (tensorgrad/_jit)
                 dx, dw, db = fused
                 return (
                     dx.reshape(np.shape(x)) if nx else None,

@@ -103,6 +103,13 @@ class LSTMCell(Op):
         o = _sigmoid(a[..., 3 * hidden :])
         return i, f, g, o
 
+    @staticmethod
+    def next_states(x_gates: Any, h_gates: Any, c: Any, hidden: int) -> tuple:
+        """The step's ``(h', c')`` with operators only (forward mode's loop)."""
+        i, f, g, o = LSTMCell._activations(x_gates, h_gates, hidden)
+        c_new = f * c + i * g
+        return o * np.tanh(c_new), c_new
+
     def backward(self, grad, out, x_gates, h_gates, c):
         if isinstance(x_gates, np.ndarray) and isinstance(h_gates, np.ndarray):
             i, f, g, o, tanh_c = self.saved
@@ -159,6 +166,12 @@ class GRUCell(Op):
         r, z = rz[..., :hidden], rz[..., hidden:]
         n = np.tanh(x_gates[..., 2 * hidden :] + r * h_gates[..., 2 * hidden :])
         return r, z, n
+
+    @staticmethod
+    def next_states(x_gates: Any, h_gates: Any, h: Any, hidden: int) -> tuple:
+        """The step's ``(h',)`` with operators only (forward mode's loop)."""
+        _, z, n = GRUCell._activations(x_gates, h_gates, hidden)
+        return (n + z * (h - n),)
 
     def backward(self, grad, out, x_gates, h_gates, h):
         hidden = shape_of(h)[-1]
@@ -386,31 +399,9 @@ class LSTMLayer(Op):
     def jvp(self, tangents, out, x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None):
         """Forward mode, step by step: the input's and the hidden state's products'
         tangents by the product rule, through :meth:`LSTMCell.jvp`."""
-        tx, th, tc, tw_ih, tw_hh, tb_ih, tb_hh = tangents
-        if all(t is None for t in tangents):
-            return None
-        steps, hidden = shape_of(x)[0], shape_of(h0)[-1]
-        x_gates = _input_gates(x, w_ih, b_ih)
-        tx_gates = _linear_jvp((tx, tw_ih, tb_ih), x, w_ih)
-        found: list = [None] * steps
-        h, c = h0, c0
-        cell = LSTMCell()
-        for t in _order(steps, self.reverse):
-            h_gates = _hidden_gates(h, w_hh, b_hh)
-            th_gates = _linear_jvp((th, tw_hh, tb_hh), h, w_hh)
-            tangent = cell.jvp(
-                (None if tx_gates is None else tx_gates[t], th_gates, tc), None,
-                x_gates[t], h_gates, c,
-            )  # fmt: skip
-            i, f, g, o = LSTMCell._activations(x_gates[t], h_gates, hidden)
-            c = f * c + i * g
-            h = o * np.tanh(c)
-            th, tc = tangent[0], tangent[1]
-            found[t] = th
-        zero = np.zeros(shape_of(h0), getattr(out, "dtype", np.float64))
-        th = zero if th is None else th
-        tc = zero if tc is None else tc
-        return np.stack([*found, th, tc])
+        return _layer_jvp(
+            LSTMCell(), self.reverse, tangents, out, x, (h0, c0), w_ih, w_hh, b_ih, b_hh
+        )
 
 
 class GRULayer(Op):
@@ -520,28 +511,40 @@ class GRULayer(Op):
 
     def jvp(self, tangents, out, x, h0, w_ih, w_hh, b_ih=None, b_hh=None):
         """Forward mode, step by step through :meth:`GRUCell.jvp`."""
-        tx, th, tw_ih, tw_hh, tb_ih, tb_hh = tangents
-        if all(t is None for t in tangents):
-            return None
-        steps, hidden = shape_of(x)[0], shape_of(h0)[-1]
-        x_gates = _input_gates(x, w_ih, b_ih)
-        tx_gates = _linear_jvp((tx, tw_ih, tb_ih), x, w_ih)
-        found: list = [None] * steps
-        h = h0
-        cell = GRUCell()
-        for t in _order(steps, self.reverse):
-            h_gates = _hidden_gates(h, w_hh, b_hh)
-            th_gates = _linear_jvp((th, tw_hh, tb_hh), h, w_hh)
-            th = cell.jvp(
-                (None if tx_gates is None else tx_gates[t], th_gates, th), None,
-                x_gates[t], h_gates, h,
-            )  # fmt: skip
-            _, z, n = GRUCell._activations(x_gates[t], h_gates, hidden)
-            h = n + z * (h - n)
-            found[t] = th
-        if th is None:
-            th = np.zeros(shape_of(h0), getattr(out, "dtype", np.float64))
-        return np.stack([*found, th])
+        return _layer_jvp(GRUCell(), self.reverse, tangents, out, x, (h0,), w_ih, w_hh, b_ih, b_hh)
+
+
+def _layer_jvp(
+    cell: Op, reverse: bool, tangents: tuple, out: Any, x: Any, states: tuple, *weights: Any
+) -> Any:
+    """Both layers' forward mode, step by step: the input's and the hidden state's products'
+    tangents by the product rule, then the cell's JVP (:meth:`LSTMCell.jvp`,
+    :meth:`GRUCell.jvp`) and its step (:meth:`LSTMCell.next_states`, ...). ``states`` are
+    (h, c) or (h,), the cell's own state last; the result stacks each step's h's tangent,
+    then the final states'."""
+    if all(t is None for t in tangents):
+        return None
+    w_ih, w_hh, b_ih, b_hh = weights
+    count = len(states)
+    tx, state_tangents = tangents[0], list(tangents[1 : 1 + count])
+    tw_ih, tw_hh, tb_ih, tb_hh = tangents[1 + count :]
+    steps, hidden = shape_of(x)[0], shape_of(states[0])[-1]
+    x_gates = _input_gates(x, w_ih, b_ih)
+    tx_gates = _linear_jvp((tx, tw_ih, tb_ih), x, w_ih)
+    found: list = [None] * steps
+    for t in _order(steps, reverse):
+        h = states[0]
+        h_gates = _hidden_gates(h, w_hh, b_hh)
+        th_gates = _linear_jvp((state_tangents[0], tw_hh, tb_hh), h, w_hh)
+        tangent = cell.jvp(
+            (None if tx_gates is None else tx_gates[t], th_gates, state_tangents[-1]), None,
+            x_gates[t], h_gates, states[-1],
+        )  # fmt: skip
+        states = cell.next_states(x_gates[t], h_gates, states[-1], hidden)
+        state_tangents = [tangent[0], tangent[1]] if count == 2 else [tangent]
+        found[t] = state_tangents[0]
+    zero = np.zeros(shape_of(states[0]), getattr(out, "dtype", np.float64))
+    return np.stack([*found, *(zero if t is None else t for t in state_tangents)])
 
 
 def _given(*values: Any) -> tuple:

@@ -1,6 +1,7 @@
 """Scaled dot-product attention: its probabilities computed keys-major (``KEYS_MAJOR``, Pᵀ in C
-order) and query-major give the same values and gradients; backward's row sums from the
-output; an output changed in place refused."""
+order) and query-major, and its products with a transposed operand copied to C order first
+(``CONTIGUOUS_OPERANDS``) or not, give the same values and gradients; backward's row sums
+from the output; an output changed in place refused."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _run(q, k, v, mask, dropout, causal):
 @pytest.mark.parametrize(
     "case", ["plain", "causal", "mask_2d", "mask_1d", "mask_grows", "dropout", "views"]
 )
-def test_keys_major_and_query_major_probabilities_agree(monkeypatch, dtype, case):
+def test_keys_major_query_major_and_contiguous_operands_agree(monkeypatch, dtype, case):
     rng = np.random.default_rng(3)
     q, k, v = (
         rng.standard_normal(s).astype(dtype) for s in ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 2))
@@ -44,14 +45,17 @@ def test_keys_major_and_query_major_probabilities_agree(monkeypatch, dtype, case
     }.get(case)
     mask = None if mask is None else mask.astype(dtype)
     dropout = (rng.random((2, 3, 5, 6)) > 0.3) / 0.7 if case == "dropout" else None
-    results = {}
-    for keys_major in (True, False):
+    results = []
+    for keys_major, contiguous in ((True, True), (False, True), (True, False), (False, False)):
         monkeypatch.setattr(attention, "KEYS_MAJOR", keys_major)
-        results[keys_major] = _run(q, k, v, mask, dropout, case == "causal")
+        monkeypatch.setattr(attention, "CONTIGUOUS_OPERANDS", contiguous)
+        results.append(_run(q, k, v, mask, dropout, case == "causal"))
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(results[True][0], results[False][0], rtol=tolerance, atol=tolerance)
-    for a, b in zip(results[True][1], results[False][1], strict=True):
-        np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
+    first = results[0]
+    for other in results[1:]:
+        np.testing.assert_allclose(other[0], first[0], rtol=tolerance, atol=tolerance)
+        for a, b in zip(other[1], first[1], strict=True):
+            np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("dropout", [False, True])

@@ -352,39 +352,26 @@ class RNNBase(Module):
             and not forward_state.level
         )
 
-    def _run_fused(self, data: Tensor, states: list, layout: tuple) -> tuple:
-        """The layers, each direction one op over the whole sequence, time-major (steps,
-        batch, features) throughout."""
-        lstm = self.mode == "LSTM"
-        _, _, steps, batch = layout
-        x = data.reshape(steps, batch, data.shape[-1])
-        directions = 2 if self.bidirectional else 1
-        final_h: list[Tensor] = []
-        final_c: list[Tensor] = []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                weights = self._layer_weights(k)
-                if lstm:
-                    op = ops.LSTMLayer(reverse=direction == 1)
-                    out = apply(op, x, states[0][k], states[1][k], *weights)
-                    final_c.append(out[steps + 1])
-                else:
-                    out = apply(ops.GRULayer(reverse=direction == 1), x, states[0][k], *weights)
-                final_h.append(out[steps])
-                outs.append(out[:steps])
-            x = outs[0] if directions == 1 else cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, training=True)
-        finals = [stack(final_h)] + ([stack(final_c)] if lstm else [])
-        return self._finish(x.reshape(steps * batch, x.shape[-1]), finals, layout)
+    def _fused_direction(
+        self, x: Tensor, h0: Tensor, c0: Tensor | None, weights: list, reverse: bool
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """One direction of one layer as one op (``ops.LSTMLayer``, ``ops.GRULayer``) over
+        time-major ``x`` (steps, batch, features): the outputs and the final states, as
+        :func:`_run_direction` gives them."""
+        steps = x.shape[0]
+        if c0 is not None:
+            out = apply(ops.LSTMLayer(reverse=reverse), x, h0, c0, *weights)
+            return out[:steps], out[steps], out[steps + 1]
+        out = apply(ops.GRULayer(reverse=reverse), x, h0, *weights)
+        return out[:steps], out[steps], None
 
     def _run(self, input: Any, hx: Any) -> tuple:
         lstm = self.mode == "LSTM"
         data, batch_sizes, states, layout = self._prepare(input, 2 if lstm else 1, hx)
-        if self._fused(layout):
-            return self._run_fused(data, states, layout)
+        fused = self._fused(layout)
+        if fused:  # time-major (steps, batch, features) throughout
+            _, _, steps, batch = layout
+            data = data.reshape(steps, batch, data.shape[-1])
         directions = 2 if self.bidirectional else 1
         final_h: list[Tensor] = []
         final_c: list[Tensor] = []
@@ -394,9 +381,13 @@ class RNNBase(Module):
                 k = layer * directions + direction
                 h0 = states[0][k]
                 c0 = states[1][k] if lstm else None
-                out, h, c = _run_direction(
-                    self.mode, data, batch_sizes, h0, c0, self._layer_weights(k), direction == 1
-                )
+                weights = self._layer_weights(k)
+                if fused:
+                    out, h, c = self._fused_direction(data, h0, c0, weights, direction == 1)
+                else:
+                    out, h, c = _run_direction(
+                        self.mode, data, batch_sizes, h0, c0, weights, direction == 1
+                    )
                 outs.append(out)
                 final_h.append(h)
                 if lstm:
@@ -405,6 +396,8 @@ class RNNBase(Module):
             if self.dropout and self.training and layer < self.num_layers - 1:
                 data = F.dropout(data, self.dropout, training=True)
         finals = [stack(final_h)] + ([stack(final_c)] if lstm else [])
+        if fused:
+            data = data.reshape(steps * batch, data.shape[-1])
         return self._finish(data, finals, layout)
 
     def extra_repr(self) -> str:
