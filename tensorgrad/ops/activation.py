@@ -44,7 +44,8 @@ class Sigmoid(Op):
 
 class Relu(Op):
     """``max(x, 0)``; its derivative at 0 is taken as 0, as in PyTorch, which also refuses
-    bool inputs (NumPy would give int64)."""
+    bool inputs (NumPy would give int64). Its gradient is selected, as PyTorch's: an
+    infinite or NaN gradient stays off x ≤ 0 (lp_pool's at a zero window relies on it)."""
 
     batching = "elementwise"
 
@@ -57,13 +58,20 @@ class Relu(Op):
         np.maximum(target, 0, out=target)
 
     def backward(self, grad, out, x):
+        keep = x > 0  # NaN gets 0 (docs/porting.md; PyTorch passes its gradient)
+        if not isinstance(grad, np.ndarray):  # recording on Tensors (create_graph)
+            return (grad * keep,)
         if self.grad_is_free:
-            grad *= x > 0
-            return (grad,)
-        return (grad * (x > 0),)
+            grad *= keep  # a multiply: NumPy's masked select is ~10× slower on a random mask
+            dx = grad
+        else:
+            dx = np.asarray(grad * keep)
+        if np.isnan(dx.sum()):  # inf · 0 where an infinite gradient met x <= 0: PyTorch's 0
+            np.copyto(dx, 0, where=~keep)
+        return (dx,)
 
     def jvp(self, tangents, out, x):
-        return tangents[0] * (x > 0)
+        return np.where(x > 0, tangents[0], 0)
 
 
 class LeakyRelu(Op):

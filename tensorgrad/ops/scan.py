@@ -48,9 +48,11 @@ class Cumprod(Op):
         before = seen == 0
         first = zero & (seen == 1)
         safe = np.where(before, x, 1)
-        result = np.where(before, _reverse_cumsum(grad * out, axis) / safe, 0)
+        # the outputs from the first zero on are 0 (or 0 · inf) and add nothing before it
+        before_zero = np.where(before, grad * out, 0)
+        result = np.where(before, _reverse_cumsum(before_zero, axis) / safe, 0)
         # at the first zero: Σ_{j ≥ z} g_j · Π_{i ≤ j, i ≠ z} x_i, the zero replaced by 1
-        partial = call(Cumprod, np.where(first, 1, x), axis=axis) * (seen >= 1)
+        partial = np.where(seen >= 1, call(Cumprod, np.where(first, 1, x), axis=axis), 0)
         at_first = (grad * partial).sum(axis=axis, keepdims=True)
         return (np.where(first, at_first, result),)
 

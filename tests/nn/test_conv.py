@@ -516,6 +516,19 @@ def test_max_pool_overlapping_windows_add_up_and_nan_goes_to_the_last_nan():
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
 
 
+def test_adaptive_max_pool_sends_the_gradient_to_the_last_nan_and_the_first_maximum():
+    # PyTorch's kernel keeps ``val > max || isnan(val)``; the fuzz found the first NaN here
+    x = leaf([[[[np.nan, np.nan, 1.0], [2.0, np.nan, 0.0], [5.0, 1.0, 5.0], [0.0, 5.0, 1.0]]]])
+    out, index = F.adaptive_max_pool2d(x, (2, 1), return_indices=True)
+    out.backward(np.ones(out.shape))
+    assert np.isnan(out.numpy()[0, 0, 0, 0]) and out.numpy()[0, 0, 1, 0] == 5.0
+    np.testing.assert_array_equal(index.numpy().ravel(), [4, 6])
+    expected = np.zeros((4, 3))
+    expected[1, 1] = 1.0  # rows 0-1: three NaNs, the last wins
+    expected[2, 0] = 1.0  # rows 2-3: three 5s, the first wins
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
+
+
 def test_max_pool_infinite_gradients_stay_off_the_losers():
     x = leaf([[[[1.0, 2.0], [3.0, 4.0]]]])
     F.max_pool2d(x, 2).backward(np.full((1, 1, 1, 1), np.inf))

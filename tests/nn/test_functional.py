@@ -156,3 +156,31 @@ def test_linear_and_activations_agree_with_tensor_methods():
     np.testing.assert_array_equal(F.gelu(x, "tanh").numpy(), x.gelu("tanh").numpy())
     np.testing.assert_array_equal(F.tanh(x).numpy(), np.tanh(x.numpy()))
     np.testing.assert_array_equal(F.sigmoid(x).numpy(), x.sigmoid().numpy())
+
+
+def test_cosine_similarity_promotes_its_operands_first():
+    """float32 with bool is float32 (the fuzz found bool refused by the norm); two integer
+    operands are PyTorch's RuntimeError, naming the common dtype."""
+    a = tg.tensor([[3.0, 4.0, 0.0]], dtype=tg.float32)
+    b = tg.tensor([[True, False, True]])
+    out = F.cosine_similarity(a, b)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.numpy(), [3.0 / (5.0 * np.sqrt(2.0))], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="common dtype is int64"):
+        F.cosine_similarity(tg.tensor([[1, 2]]), tg.tensor([[3, 4]]))
+
+
+@pytest.mark.parametrize("dtype", [tg.bool, tg.int64, tg.float64])
+@pytest.mark.parametrize("shape", [(1, 0, 2, 2), (0, 2, 2, 2), (1, 2, 0, 2)])
+def test_instance_norm_of_an_empty_input_returns_it_in_its_dtype(shape, dtype):
+    """PyTorch's order: the one-position check, then an empty input comes back, then the
+    dtype check (so an empty bool tensor is not refused)."""
+    out = F.instance_norm(tg.zeros(shape, dtype=dtype))
+    assert out.shape == shape and out.dtype == dtype
+
+
+def test_instance_norm_refuses_one_position_before_the_dtype():
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        F.instance_norm(tg.zeros((1, 2, 1, 1), dtype=tg.bool))
+    with pytest.raises(NotImplementedError, match="batch_norm"):
+        F.instance_norm(tg.zeros((1, 2, 2), dtype=tg.int64))

@@ -441,3 +441,49 @@ def test_prod_second_derivative_at_zeros():
     hessian = [tg.autograd.grad(g[i], x, retain_graph=True)[0].numpy() for i in range(3)]
     np.testing.assert_array_equal(g.detach().numpy(), [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(hessian, [[0.0, 3.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_selects_its_gradient_so_an_infinite_one_stays_off_the_negatives(dtype):
+    """PyTorch's ReLU backward is ``x <= 0 ? 0 : grad``: inf or NaN upstream at x <= 0 gives 0
+    (lp_pool's gradient at an all-zero window depends on it), while a plain product gave NaN."""
+    x = tg.tensor(np.array([-1.0, 0.0, 2.0, -3.0, 4.0], dtype=dtype), requires_grad=True)
+    upstream = np.array([np.inf, np.nan, np.nan, -np.inf, 5.0], dtype=dtype)
+    x.relu().backward(tg.tensor(upstream))
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([0, 0, np.nan, 0, 5], dtype=dtype))
+    assert x.grad.dtype == dtype
+    y = tg.tensor(np.array([-1.0, 2.0], dtype=dtype), requires_grad=True)
+    (y.relu() * 2).backward(tg.tensor(np.array([np.inf, 1.0], dtype=dtype)))  # a fresh gradient
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 2.0])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(tg.tensor(np.array([-1.0, 2.0])), tg.tensor([np.inf, 3.0]))
+        np.testing.assert_array_equal(fwAD.unpack_dual(dual.relu()).tangent.numpy(), [0.0, 3.0])
+
+
+def test_lp_pool_of_an_all_zero_window_has_a_zero_gradient():
+    """PyTorch's documented rule ("if the sum of all inputs to the power of p is zero, the
+    gradient is set to zero as well"), by its ReLU's select."""
+    x = tg.tensor(np.array([[[0.0, 3.0, 0.0, -4.0]]]), requires_grad=True)
+    tg.nn.functional.lp_pool1d(x, 2, 1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[[0.0, 1.0, 0.0, -1.0]]])
+
+
+def test_cumprod_gradient_before_and_at_a_zero_ignores_what_follows_it():
+    """The outputs from a slice's first zero on are 0 (or 0 · inf = NaN) and do not depend
+    on the elements before it: PyTorch's rule, which the fuzz found NaN-ed here."""
+    x = tg.tensor(np.array([np.inf, -2.0, 0.0]), requires_grad=True)
+    tg.cumprod(x, 0).backward(tg.ones(3))
+    # d/dx0: NaN (inf + -inf from out0, out1); d/dx1 = out1 / x1 = inf; at the zero: x0 · x1
+    np.testing.assert_array_equal(x.grad.numpy(), [np.nan, np.inf, -np.inf])
+
+
+@pytest.mark.parametrize("method", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_with_an_empty_result_give_an_infinite_factor_zero(method):
+    self_ = tg.tensor(np.zeros(0), requires_grad=True)
+    t1 = tg.tensor(np.array(np.inf), requires_grad=True)
+    t2 = tg.tensor(np.array([[0.5], [-2.0]]), requires_grad=True)
+    out = getattr(self_, method)(t1, t2)
+    assert out.shape == (2, 0)
+    out.sum().backward()
+    assert t1.grad.item() == 0.0
+    np.testing.assert_array_equal(t2.grad.numpy(), np.zeros((2, 1)))

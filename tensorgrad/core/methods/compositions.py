@@ -109,7 +109,7 @@ class CompositionMethods:
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
         """``self + value · tensor1 · tensor2`` (the optimizers' update), in the three's
         promoted dtype (a float32 product added to float64 would round first)."""
-        t1, t2 = _promoted_with(self, tensor1, tensor2)
+        t1, t2 = _empty_result_shape(self, *_promoted_with(self, tensor1, tensor2))
         product = t1 * t2
         if product.dtype == np.bool_ or self.dtype == np.bool_:
             raise NotImplementedError('"addcmul" not implemented for bool tensors')
@@ -124,6 +124,7 @@ class CompositionMethods:
                 "Integer division with addcdiv is no longer supported; convert tensor1 or "
                 "tensor2 to a floating dtype"
             )
+        t1, t2 = _empty_result_shape(self, t1, t2)
         quotient = t1 / t2
         return self + quotient * value if value != 1 else self + quotient
 
@@ -221,6 +222,19 @@ class CompositionMethods:
 
     def resolve_neg(self) -> Any:
         return self
+
+
+def _empty_result_shape(x: Any, *others: Any) -> list:
+    """``others`` expanded to the empty shape they broadcast to with ``x``: PyTorch's fused
+    addcmul/addcdiv sum their gradients over the (empty) result, so an infinite factor
+    gets 0, where the composition's ``0 · inf`` would give NaN. Otherwise as they are."""
+    try:
+        shape = np.broadcast_shapes(x.shape, *(o.shape for o in others))
+    except ValueError:  # the ops that follow raise it, with PyTorch's error type
+        return list(others)
+    if 0 not in shape:
+        return list(others)
+    return [o if o.shape == shape else o.expand(shape) for o in others]
 
 
 def _promoted_with(x: Any, *others: Any) -> list:

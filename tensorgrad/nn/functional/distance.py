@@ -7,6 +7,7 @@ import numpy as np
 
 from tensorgrad import ops
 from tensorgrad.core.engine import as_tensor
+from tensorgrad.core.functions import result_type
 from tensorgrad.core.tensor import Tensor
 
 
@@ -20,6 +21,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise RuntimeError(
             f"cosine_similarity: shapes {a.shape} and {b.shape} do not broadcast"
         ) from exc
+    common = result_type(a, b)  # PyTorch promotes first: float32 with bool is float32
+    if common.kind != "f":
+        raise RuntimeError(
+            f"cosine_similarity: expected common dtype to be floating point, yet common dtype "
+            f"is {common} (from {a.dtype} and {b.dtype})"
+        )
+    a, b = a.to(common), b.to(common)
     a = a if a.shape == shape else a.expand(shape)
     b = b if b.shape == shape else b.expand(shape)
     axis = ops.normalize_axis(dim, max(len(shape), 1), "cosine_similarity")

@@ -202,11 +202,19 @@ def instance_norm(
     """Normalise each channel of each sample of (N, C, ...) input over its positions. With
     running statistics, they are updated with the mean over the batch of the instance
     statistics (unbiased variance); ``use_input_stats=False`` uses them instead."""
-    x = floating_kernel("batch_norm", input if isinstance(input, Tensor) else as_tensor(input))
+    x = input if isinstance(input, Tensor) else as_tensor(input)
     if x.ndim < 3:
         raise ValueError(f"instance_norm: expected input of shape (N, C, ...), got {x.shape}")
+    count = int(np.prod(x.shape[2:], dtype=np.int64))
+    if use_input_stats and count == 1:  # PyTorch's order: this, then empty, then the dtype
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {list(x.shape)}"
+        )
     channels = x.shape[1]
     shape = (channels,) + (1,) * (x.ndim - 2)
+    if x.size == 0:  # nothing to normalise: PyTorch returns it, of any dtype
+        return _affine(x.clone(), weight, bias, shape) if x.dtype.kind == "f" else x.clone()
+    floating_kernel("batch_norm", x)
     axes = tuple(range(2, x.ndim))
     if not use_input_stats:
         if running_mean is None or running_var is None:
@@ -215,11 +223,6 @@ def instance_norm(
         mean = running_mean._data.reshape(shape).astype(x.dtype)
         inverse_std = (1.0 / np.sqrt(running_var._data.reshape(shape) + eps)).astype(x.dtype)
         return _affine((x - mean) * inverse_std, weight, bias, shape)
-    count = int(np.prod(x.shape[2:], dtype=np.int64))
-    if count <= 1:
-        raise ValueError(
-            f"Expected more than 1 spatial element when training, got input size {list(x.shape)}"
-        )
     op = ops.Normalize(axes, eps)
     out = apply(op, x)
     if running_mean is not None and running_var is not None:

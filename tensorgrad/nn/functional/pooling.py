@@ -189,8 +189,8 @@ def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The maximum over windows chosen so that the output has ``output_size``; the gradient
-    goes to the first maximum of each window (a gather at its flat index h·W + w, which
-    ``return_indices`` returns, as PyTorch's)."""
+    goes to the first maximum of each window, or to its last NaN (a gather at its flat index
+    h·W + w, which ``return_indices`` returns, as PyTorch's)."""
     x, added = batched(tensor_of(input), 4, "adaptive_max_pool2d", "(N, C, H, W)")
     if 0 in x.shape[1:]:
         raise ShapeError(
@@ -215,7 +215,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
             if not window.shape[-1]:
                 continue
             nan = np.isnan(window)
-            best = np.where(nan.any(-1), np.argmax(nan, -1), np.argmax(window, -1))
+            # PyTorch's kernel keeps the first maximum but the last NaN (``val > max || isnan``)
+            last_nan = window.shape[-1] - 1 - np.argmax(nan[..., ::-1], -1)
+            best = np.where(nan.any(-1), last_nan, np.argmax(window, -1))
             rows, cols = np.divmod(best, c1 - c0)
             index[..., i, j] = (rows + r0) * w + cols + c0
     flat = x.reshape(n, c, h * w)
